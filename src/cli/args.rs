@@ -1,0 +1,91 @@
+//! Command-line arguments, as close to what the user typed as clap allows.
+
+use std::path::PathBuf;
+
+use clap::builder::PossibleValuesParser;
+use clap::{Parser, Subcommand, ValueEnum};
+
+use agentlog::read::READERS;
+use agentlog::write::{PLANNED, WRITERS};
+
+/// Convert coding-agent session logs (Claude Code, Codex CLI) into one unified event model.
+#[derive(Debug, Parser)]
+#[command(name = "agentlog", version, propagate_version = true, max_term_width = 100)]
+pub struct Args {
+    /// Print nothing on stderr but errors: no progress, no warnings, no summary.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Convert session files into unified events.
+    Convert(ConvertArgs),
+    /// Check unified JSONL files against the published event schema.
+    Validate(ValidateArgs),
+    /// Print a published JSON Schema.
+    Schema {
+        /// Which schema.
+        #[arg(value_enum)]
+        which: SchemaName,
+    },
+}
+
+/// Arguments of `agentlog convert`.
+#[derive(Debug, clap::Args)]
+pub struct ConvertArgs {
+    /// Files, directories (read recursively), quoted glob patterns, or `-` for standard input.
+    #[arg(required = true, value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format; `auto` tells each file's agent from its content.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// Output format.
+    #[arg(long, short = 't', default_value = "unified", value_parser = PossibleValuesParser::new(to_values()))]
+    pub to: String,
+
+    /// Output file; standard output when absent. Written under a temporary name and renamed
+    /// when complete.
+    #[arg(long, short = 'o', value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `agentlog validate`.
+#[derive(Debug, clap::Args)]
+pub struct ValidateArgs {
+    /// Unified JSONL files to check.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// The published schemas.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SchemaName {
+    /// One line of unified JSONL (`schema/event.schema.json`).
+    Event,
+    /// An interchange document (`schema/interchange.schema.json`).
+    Interchange,
+}
+
+fn from_values() -> Vec<clap::builder::PossibleValue> {
+    let auto = clap::builder::PossibleValue::new("auto").help("tell each file's agent from its content");
+    std::iter::once(auto)
+        .chain(READERS.iter().map(|r| clap::builder::PossibleValue::new(r.name()).help(r.description())))
+        .collect()
+}
+
+fn to_values() -> Vec<clap::builder::PossibleValue> {
+    let written = WRITERS.iter().flat_map(|w| {
+        std::iter::once(clap::builder::PossibleValue::new(w.name()).help(w.description()))
+            .chain(w.aliases().iter().map(|a| clap::builder::PossibleValue::new(*a).hide(true)))
+    });
+    let planned = PLANNED.iter().map(|p| clap::builder::PossibleValue::new(*p).help("not available yet"));
+    written.chain(planned).collect()
+}

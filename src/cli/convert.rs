@@ -1,0 +1,188 @@
+//! `agentlog convert`: read every input with its reader and push the events into one writer.
+
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
+use std::path::{Path, PathBuf};
+
+use super::error::CliError;
+use super::exit::Exit;
+use super::inputs::InputSpec;
+use super::report::Reporter;
+use agentlog::read::{self, Input, Reader};
+use agentlog::write::Writer;
+
+/// Lines looked at to tell a file's agent.
+const SNIFF_LINES: usize = 8;
+
+/// A convert run, resolved from the arguments.
+pub struct Plan {
+    /// The inputs, in the order they are read.
+    pub inputs: Vec<InputSpec>,
+    /// The reader for every input; `None` tells each input's agent from its content.
+    pub reader: Option<&'static dyn Reader>,
+    /// The output format.
+    pub writer: &'static dyn Writer,
+    /// The output file; standard output when `None`.
+    pub output: Option<PathBuf>,
+}
+
+/// What a run did.
+#[derive(Debug, Default)]
+pub struct Totals {
+    /// Inputs converted.
+    pub files: u64,
+    /// Events written.
+    pub events: u64,
+    /// Input lines reported.
+    pub warnings: u64,
+    /// Inputs that could not be read at all.
+    pub failed: u64,
+}
+
+/// Runs the conversion; problems with single inputs are reported and the run goes on.
+pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
+    let (out, temp): (Box<dyn Write>, Option<PathBuf>) = match &plan.output {
+        None => (Box::new(io::stdout().lock()), None),
+        Some(path) => match create_temp(path) {
+            Ok((file, temp)) => (Box::new(file), Some(temp)),
+            Err(e) => {
+                reporter.error(&CliError::output(&plan.output, e));
+                return Exit::Output;
+            }
+        },
+    };
+    let mut sink = plan.writer.open(out);
+    let mut totals = Totals::default();
+    let mut write_error: Option<io::Error> = None;
+    for input in &plan.inputs {
+        let name = input.name();
+        let bytes = match open(input) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
+                totals.failed += 1;
+                continue;
+            }
+        };
+        let (bytes, reader) = match choose_reader(plan.reader, bytes) {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                reporter.error(&CliError::UnknownFormat { path: name.to_owned() });
+                totals.failed += 1;
+                continue;
+            }
+            Err(e) => {
+                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
+                totals.failed += 1;
+                continue;
+            }
+        };
+        if let Err(e) = sink.begin_source(name) {
+            write_error = Some(e);
+            break;
+        }
+        let mut push =
+            |event| sink.event(&event).inspect_err(|e| write_error = Some(io::Error::new(e.kind(), e.to_string())));
+        match reader.read(Input { name, bytes }, &mut push) {
+            Ok(report) => {
+                totals.files += 1;
+                totals.events += report.events;
+                totals.warnings += report.diagnostics.len() as u64;
+                reporter.input_diagnostics(name, &report.diagnostics);
+            }
+            Err(_) if write_error.is_some() => break,
+            Err(e) => {
+                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
+                totals.failed += 1;
+            }
+        }
+    }
+    if write_error.is_none()
+        && let Err(e) = sink.finish()
+    {
+        write_error = Some(e);
+    }
+    drop(sink);
+    if let Some(e) = write_error {
+        if let Some(temp) = &temp {
+            let _ = fs::remove_file(temp);
+        }
+        // A reader closing the pipe (`agentlog convert … | head`) is not an error.
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return Exit::Success;
+        }
+        reporter.error(&CliError::output(&plan.output, e));
+        return Exit::Output;
+    }
+    if let (Some(temp), Some(path)) = (&temp, &plan.output)
+        && let Err(e) = fs::rename(temp, path)
+    {
+        reporter.error(&CliError::output(&plan.output, e));
+        return Exit::Output;
+    }
+    reporter.info(&format!(
+        "agentlog: {} files, {} events, {} warnings{}",
+        totals.files,
+        totals.events,
+        totals.warnings,
+        if totals.failed > 0 { format!(", {} inputs not read", totals.failed) } else { String::new() }
+    ));
+    if totals.failed > 0 {
+        Exit::Input
+    } else if totals.warnings > 0 {
+        Exit::Warnings
+    } else {
+        Exit::Success
+    }
+}
+
+/// Creates `PATH.agentlog-tmp-PID` beside the output, to be renamed when complete.
+fn create_temp(path: &Path) -> io::Result<(File, PathBuf)> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".agentlog-tmp-{}", std::process::id()));
+    let temp = path.with_file_name(name);
+    Ok((File::create(&temp)?, temp))
+}
+
+fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
+    const CAPACITY: usize = 256 * 1024;
+    Ok(match input {
+        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
+        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
+    })
+}
+
+type Chosen = (Box<dyn BufRead>, &'static dyn Reader);
+
+/// The reader for an input: the one given, or the one whose format the first lines match.
+///
+/// The lines read to decide are put back in front of the rest, so nothing is read twice from
+/// the source (which may be a pipe).
+fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufRead>) -> io::Result<Option<Chosen>> {
+    if let Some(reader) = given {
+        return Ok(Some((bytes, reader)));
+    }
+    let mut head = Vec::new();
+    let mut records = Vec::new();
+    let mut first_line = None;
+    for _ in 0..SNIFF_LINES {
+        let start = head.len();
+        if bytes.read_until(b'\n', &mut head)? == 0 {
+            break;
+        }
+        let line = String::from_utf8_lossy(&head[start..]).trim().to_owned();
+        if line.is_empty() {
+            continue;
+        }
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
+            records.push(value);
+        }
+        first_line.get_or_insert(line);
+    }
+    let Some(first_line) = first_line else {
+        // An empty file: any reader turns it into no events.
+        return Ok(Some((Box::new(Cursor::new(head)), read::READERS[0])));
+    };
+    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
+    Ok(read::sniff(&records, &first_line).map(|reader| (rest, reader)))
+}

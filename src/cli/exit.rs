@@ -1,0 +1,40 @@
+//! Exit codes, one per outcome; README's table lists them.
+
+use std::process::ExitCode;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// Everything converted, no diagnostics.
+    Success,
+    /// Everything readable converted, but some input lines were reported and skipped.
+    Warnings,
+    /// The command line was wrong: unknown flag or format, missing input.
+    Usage,
+    /// An input could not be read at all (missing, unreadable, unknown format).
+    Input,
+    /// The output could not be written.
+    Output,
+    /// A bug: something agentlog assumed impossible happened.
+    Internal,
+}
+
+impl Exit {
+    /// The process exit code.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Success => 0,
+            Exit::Warnings => 1,
+            Exit::Usage => 2,
+            Exit::Input => 3,
+            Exit::Output => 4,
+            Exit::Internal => 70,
+        }
+    }
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit.code())
+    }
+}

@@ -1,0 +1,80 @@
+//! The `agentlog` command line: arguments, the resolved plan, progress, diagnostics and exit
+//! codes. The only module that knows clap, terminals and process exit codes.
+
+mod args;
+mod convert;
+mod error;
+mod exit;
+mod inputs;
+mod report;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use agentlog::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
+use agentlog::{read, write};
+
+pub use args::Args;
+pub use exit::Exit;
+
+use args::{Command, ConvertArgs, SchemaName};
+use error::CliError;
+use report::Reporter;
+
+/// Parses the process arguments, runs the command and returns its exit code.
+pub fn main() -> ExitCode {
+    let args = match Args::try_parse() {
+        Ok(args) => args,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
+        }
+    };
+    run(args).into()
+}
+
+/// Runs a parsed command line.
+pub fn run(args: Args) -> Exit {
+    let reporter = Reporter::new(args.quiet);
+    match args.command {
+        Command::Convert(convert) => run_convert(convert, &reporter),
+        Command::Validate(_) => {
+            reporter.error(&CliError::UnsupportedOutput { format: "validate".into() });
+            Exit::Usage
+        }
+        Command::Schema { which } => {
+            let text = match which {
+                SchemaName::Event => EVENT_SCHEMA,
+                SchemaName::Interchange => INTERCHANGE_SCHEMA,
+            };
+            match io::stdout().lock().write_all(text.as_bytes()) {
+                Ok(()) => Exit::Success,
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
+                Err(e) => {
+                    reporter.error(&CliError::output(&None, e));
+                    Exit::Output
+                }
+            }
+        }
+    }
+}
+
+fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
+    let Some(writer) = write::writer(&args.to) else {
+        reporter.error(&CliError::UnsupportedOutput { format: args.to });
+        return Exit::Usage;
+    };
+    let reader = match args.from.as_str() {
+        "auto" => None,
+        name => Some(read::reader(name).expect("clap only accepts known reader names")),
+    };
+    let (inputs, errors) = inputs::expand(&args.inputs);
+    for e in &errors {
+        reporter.error(e);
+    }
+    let plan = convert::Plan { inputs, reader, writer, output: args.output };
+    let exit = convert::run(&plan, reporter);
+    if errors.is_empty() { exit } else { exit.max(Exit::Input) }
+}

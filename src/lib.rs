@@ -1,0 +1,23 @@
+//! agentlog converts coding-agent session logs into one unified event model.
+//!
+//! Readers ([`read`]) turn each agent's files into [`model::Event`]s; writers ([`write`]) turn
+//! events into output formats. The two sides meet only in the model:
+//!
+//! ```
+//! use agentlog::read::{Input, Reader, claude::Claude};
+//! use agentlog::model::Kind;
+//!
+//! let line = r#"{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hello"}}"#;
+//! let mut events = Vec::new();
+//! let report = Claude.read(
+//!     Input { name: "s1.jsonl", bytes: Box::new(line.as_bytes()) },
+//!     &mut |event| { events.push(event); Ok(()) },
+//! )?;
+//! assert_eq!(report.lines, 1);
+//! assert_eq!(events[0].kind(), Kind::Message);
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+pub mod model;
+pub mod read;
+pub mod write;

@@ -1,0 +1,489 @@
+//! [`Event`]: one line of unified output, and the payload of each event kind.
+
+use std::borrow::Cow;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::{Json, SCHEMA_VERSION};
+
+/// One event of a coding-agent session: a message, a reasoning block, a tool call, a tool
+/// output or a meta record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "EventRepr")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Event {
+    /// Version of the unified event schema this event follows, `MAJOR.MINOR`.
+    #[cfg_attr(test, schemars(regex(pattern = r"^1\.[0-9]+$"), example = "1.0"))]
+    pub schema_version: Cow<'static, str>,
+    /// Stable event id: a UUIDv5 of agent, session id, source file name, line and position
+    /// within the line; the same input gives the same id on any machine.
+    #[cfg_attr(test, schemars(example = "3f1c2a9e-5b7d-5e2f-9a41-0c6d8e7f1b23"))]
+    pub id: String,
+    /// The agent that wrote the session.
+    pub agent: Agent,
+    /// Session (Claude Code) or thread (Codex) id; subagent events carry their own thread's
+    /// session id and name the parent in `parent_session_id`.
+    pub session_id: String,
+    /// Position of the event within its thread (one source file), from 0.
+    pub seq: u64,
+    /// When the source recorded the event, RFC 3339 UTC with milliseconds; null where the
+    /// source has no time for it (old Codex files).
+    #[serde(with = "super::time::option")]
+    #[cfg_attr(test, schemars(with = "Option<String>", extend("format" = "date-time"), example = "2026-02-23T11:40:29.275Z"))]
+    pub timestamp: Option<DateTime<Utc>>,
+    /// The source's own id for the record this event comes from (Claude Code `uuid`), if any.
+    pub record_id: Option<String>,
+    /// The source's parent link (Claude Code `parentUuid`); null for roots and for sources
+    /// without a tree.
+    pub parent_record_id: Option<String>,
+    /// Id of the model response this event belongs to (Claude Code `message.id`), if known.
+    pub response_id: Option<String>,
+    /// Subagent id when the event belongs to a subagent thread; null in the main thread.
+    pub agent_id: Option<String>,
+    /// True for subagent (sidechain) events.
+    pub is_sidechain: bool,
+    /// Session that spawned this subagent or from which this session was forked.
+    pub parent_session_id: Option<String>,
+    /// Call id of the tool call that spawned this subagent, where the source says so.
+    pub parent_call_id: Option<String>,
+    /// True for context the user did not type: injected instructions, environment context,
+    /// system reminders, caveats.
+    pub injected: bool,
+    /// True for a line replayed from an earlier session by resume or fork.
+    pub copied: bool,
+    /// True for events of turns that a later rollback removed from the conversation.
+    pub rolled_back: bool,
+    /// Model, working directory, git branch and agent version in force for the event.
+    pub context: Context,
+    /// Where the event comes from in the input.
+    pub source: Source,
+    /// Fields of the source record that no other field carries, as a JSON object; null when
+    /// there are none.
+    pub extra: Option<Json>,
+    /// What the event is, with its typed payload.
+    #[serde(flatten)]
+    pub payload: Payload,
+}
+
+impl Event {
+    /// An event of `session_id` with `payload` and every other field empty.
+    ///
+    /// Readers fill in what they know; `id`, `seq`, `agent`, `schema_version` and
+    /// `source.file` are set when the event is emitted.
+    pub fn new(session_id: String, payload: Payload) -> Self {
+        Event {
+            schema_version: Cow::Borrowed(SCHEMA_VERSION),
+            id: String::new(),
+            agent: Agent::ClaudeCode,
+            session_id,
+            seq: 0,
+            timestamp: None,
+            record_id: None,
+            parent_record_id: None,
+            response_id: None,
+            agent_id: None,
+            is_sidechain: false,
+            parent_session_id: None,
+            parent_call_id: None,
+            injected: false,
+            copied: false,
+            rolled_back: false,
+            context: Context::default(),
+            source: Source::default(),
+            extra: None,
+            payload,
+        }
+    }
+
+    /// The kind of the event, as given by its payload.
+    pub fn kind(&self) -> Kind {
+        self.payload.kind()
+    }
+}
+
+/// The agent that wrote a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum Agent {
+    /// Anthropic's Claude Code.
+    #[serde(rename = "claude-code")]
+    ClaudeCode,
+    /// OpenAI's Codex CLI.
+    #[serde(rename = "codex")]
+    Codex,
+}
+
+impl Agent {
+    /// The name used in output (`claude-code`, `codex`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::ClaudeCode => "claude-code",
+            Agent::Codex => "codex",
+        }
+    }
+}
+
+/// The kind of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum Kind {
+    /// Text and images exchanged between user, assistant, system or developer.
+    Message,
+    /// The model's reasoning (thinking) block.
+    Reasoning,
+    /// The model asking for a tool to run.
+    ToolCall,
+    /// The result of a tool call.
+    ToolOutput,
+    /// Everything else: session start, usage, titles, compaction, unknown records.
+    Meta,
+}
+
+/// The typed payload of an event; serialised as `kind` plus `payload`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum Payload {
+    /// A message.
+    Message(Message),
+    /// A reasoning block.
+    Reasoning(Reasoning),
+    /// A tool call.
+    ToolCall(ToolCall),
+    /// A tool output.
+    ToolOutput(ToolOutput),
+    /// A meta record.
+    Meta(Meta),
+}
+
+impl Payload {
+    /// The kind this payload belongs to.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Payload::Message(_) => Kind::Message,
+            Payload::Reasoning(_) => Kind::Reasoning,
+            Payload::ToolCall(_) => Kind::ToolCall,
+            Payload::ToolOutput(_) => Kind::ToolOutput,
+            Payload::Meta(_) => Kind::Meta,
+        }
+    }
+}
+
+/// Who speaks in a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum Role {
+    /// The person using the agent (or text injected on their behalf, see `injected`).
+    User,
+    /// The model.
+    Assistant,
+    /// System prompt or harness text.
+    System,
+    /// Developer instructions (Codex).
+    Developer,
+}
+
+/// A message: its role, its plain text and its content parts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// The text parts joined with newlines; empty when the message has none.
+    pub text: String,
+    /// The content parts in source order (text, image, document).
+    pub parts: Vec<Part>,
+    /// Codex message phase (`commentary`, `final_answer`), where recorded.
+    pub phase: Option<String>,
+}
+
+impl Message {
+    /// A message of `role` whose plain text is its text parts joined with newlines.
+    pub fn from_parts(role: Role, parts: Vec<Part>) -> Self {
+        let text = parts.iter().filter_map(Part::text).collect::<Vec<_>>().join("\n");
+        Message { role, text, parts, phase: None }
+    }
+}
+
+/// One content part of a message or tool output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum Part {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image, inline (base64 `data`) or by `url`.
+    Image {
+        /// Media type such as `image/png`, when known.
+        media_type: Option<String>,
+        /// Base64 data, for inline images.
+        data: Option<String>,
+        /// URL (including `data:` URLs), for referenced images.
+        url: Option<String>,
+    },
+    /// A document such as a PDF, inline (base64 `data`) or by `url`.
+    Document {
+        /// Media type such as `application/pdf`, when known.
+        media_type: Option<String>,
+        /// Base64 data, for inline documents.
+        data: Option<String>,
+        /// URL, for referenced documents.
+        url: Option<String>,
+    },
+}
+
+impl Part {
+    /// The text of a text part; `None` for other parts.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            Part::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// A reasoning (thinking) block of the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Reasoning {
+    /// The visible reasoning text (Claude Code thinking, Codex summary); empty when none.
+    pub text: String,
+    /// The raw chain of thought, where the source records it separately from a summary.
+    pub raw_text: Option<String>,
+    /// True when the reasoning is present only in encrypted or redacted form.
+    pub encrypted: bool,
+    /// True when the source recorded the block but not its text.
+    pub omitted: bool,
+    /// The provider's signature over the block, if any.
+    pub signature: Option<String>,
+}
+
+/// A call of a tool by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ToolCall {
+    /// The id linking the call to its output; null where the source has none.
+    pub call_id: Option<String>,
+    /// The tool's name as the agent called it (`Bash`, `exec_command`, `mcp__server__tool`).
+    pub name: String,
+    /// The input as JSON: the source's object, or its JSON string parsed; null when the source
+    /// gave text that is not JSON (see `input_text`).
+    pub input: Option<Json>,
+    /// The input as the source gave it when it is free text or invalid JSON; null otherwise.
+    pub input_text: Option<String>,
+}
+
+/// The output of a tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct ToolOutput {
+    /// The id of the call this output answers; null where the source has none.
+    pub call_id: Option<String>,
+    /// The name of the tool, taken from the matching call when it was seen.
+    pub name: Option<String>,
+    /// The output text (text parts joined with newlines).
+    pub text: String,
+    /// All content parts in order, when the output holds more than text (images); empty for
+    /// text-only output, which `text` carries.
+    pub parts: Vec<Part>,
+    /// Whether the tool reported an error; null when the source does not say.
+    pub is_error: Option<bool>,
+    /// Process exit code, where recorded.
+    pub exit_code: Option<i64>,
+    /// Run time in milliseconds, where recorded.
+    pub duration_ms: Option<u64>,
+    /// The tool's structured result as the source recorded it (Claude Code `toolUseResult`).
+    pub result: Option<Json>,
+}
+
+/// A record that is not conversation: session start, usage, titles, compaction and the rest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Meta {
+    /// What the record is.
+    pub meta_type: MetaType,
+    /// The record's data: for `unknown`, the whole source record.
+    pub data: Option<Json>,
+    /// Token usage of one model response; set on `usage` events only.
+    pub usage: Option<Usage>,
+}
+
+/// The type of a meta record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum MetaType {
+    /// Session header: ids, versions, instructions, git.
+    SessionStart,
+    /// Settings in force from here on (model, sandbox, approval policy).
+    TurnContext,
+    /// A user turn started.
+    TurnStart,
+    /// A user turn ended.
+    TurnEnd,
+    /// Token usage of one model response.
+    Usage,
+    /// Context compaction: the history before it was summarised.
+    Compaction,
+    /// A session title.
+    Title,
+    /// A file-history or undo snapshot.
+    FileSnapshot,
+    /// A system or harness notice (hooks, errors, timings).
+    System,
+    /// Progress of a running tool, hook or subagent.
+    Progress,
+    /// A harness attachment (hook output, tool listing deltas, reminders).
+    Attachment,
+    /// Typed-ahead input queued while the agent worked.
+    QueueOperation,
+    /// A slash command or local command and its output.
+    Command,
+    /// The user interrupted the agent.
+    Interrupt,
+    /// Context injected into the conversation that the user did not type.
+    InjectedContext,
+    /// A background task reported back.
+    TaskNotification,
+    /// Earlier turns were rolled back.
+    Rollback,
+    /// A record this version of agentlog does not know; `data` holds it whole.
+    Unknown,
+}
+
+/// Token usage of one model response.
+///
+/// The four counts `input_tokens`, `cache_read_tokens`, `cache_write_tokens` and
+/// `output_tokens` do not overlap; `reasoning_tokens` is part of `output_tokens`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Usage {
+    /// Input tokens neither read from nor written to the prompt cache.
+    pub input_tokens: Option<u64>,
+    /// Input tokens read from the prompt cache.
+    pub cache_read_tokens: Option<u64>,
+    /// Input tokens written to the prompt cache.
+    pub cache_write_tokens: Option<u64>,
+    /// Output tokens, reasoning included.
+    pub output_tokens: Option<u64>,
+    /// Output tokens spent on reasoning (part of `output_tokens`).
+    pub reasoning_tokens: Option<u64>,
+    /// All tokens of the response: input, cache reads, cache writes and output.
+    pub total_tokens: Option<u64>,
+    /// Model that served the response; null when the source does not say.
+    pub model: Option<String>,
+    /// Provider's response id, where recorded.
+    pub response_id: Option<String>,
+}
+
+/// Context in force for an event.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Context {
+    /// Model in use.
+    pub model: Option<String>,
+    /// Working directory of the agent.
+    pub cwd: Option<String>,
+    /// Git branch of the working directory.
+    pub git_branch: Option<String>,
+    /// Version of the agent that wrote the record.
+    pub agent_version: Option<String>,
+}
+
+/// Where an event comes from in the input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub struct Source {
+    /// The input file as given on the command line (`-` for standard input).
+    pub file: String,
+    /// 1-based line of the record in the file.
+    pub line: u64,
+    /// Byte offset of the start of that line.
+    pub byte_offset: u64,
+    /// The source's record type (`user`, `assistant`, `response_item/function_call`, …).
+    pub record_type: Option<String>,
+}
+
+/// The wire form of [`Event`] read back: `payload` is kept raw until `kind` is known.
+///
+/// serde buffers flattened fields, and a buffered value cannot yield the raw JSON text that
+/// [`Json`] keeps byte for byte; reading `payload` as raw text and parsing it once the kind is
+/// known avoids the buffer.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+struct EventRepr {
+    schema_version: String,
+    id: String,
+    agent: Agent,
+    session_id: String,
+    seq: u64,
+    #[serde(with = "super::time::option")]
+    #[cfg_attr(test, schemars(with = "Option<String>"))]
+    timestamp: Option<DateTime<Utc>>,
+    record_id: Option<String>,
+    parent_record_id: Option<String>,
+    response_id: Option<String>,
+    agent_id: Option<String>,
+    is_sidechain: bool,
+    parent_session_id: Option<String>,
+    parent_call_id: Option<String>,
+    injected: bool,
+    copied: bool,
+    rolled_back: bool,
+    context: Context,
+    source: Source,
+    extra: Option<Json>,
+    kind: Kind,
+    #[cfg_attr(test, schemars(with = "serde_json::Value"))]
+    payload: Box<RawValue>,
+}
+
+impl TryFrom<EventRepr> for Event {
+    type Error = serde_json::Error;
+
+    fn try_from(r: EventRepr) -> Result<Self, Self::Error> {
+        let text = r.payload.get();
+        let payload = match r.kind {
+            Kind::Message => Payload::Message(serde_json::from_str(text)?),
+            Kind::Reasoning => Payload::Reasoning(serde_json::from_str(text)?),
+            Kind::ToolCall => Payload::ToolCall(serde_json::from_str(text)?),
+            Kind::ToolOutput => Payload::ToolOutput(serde_json::from_str(text)?),
+            Kind::Meta => Payload::Meta(serde_json::from_str(text)?),
+        };
+        let schema_version = if r.schema_version == SCHEMA_VERSION {
+            Cow::Borrowed(SCHEMA_VERSION)
+        } else {
+            Cow::Owned(r.schema_version)
+        };
+        Ok(Event {
+            schema_version,
+            id: r.id,
+            agent: r.agent,
+            session_id: r.session_id,
+            seq: r.seq,
+            timestamp: r.timestamp,
+            record_id: r.record_id,
+            parent_record_id: r.parent_record_id,
+            response_id: r.response_id,
+            agent_id: r.agent_id,
+            is_sidechain: r.is_sidechain,
+            parent_session_id: r.parent_session_id,
+            parent_call_id: r.parent_call_id,
+            injected: r.injected,
+            copied: r.copied,
+            rolled_back: r.rolled_back,
+            context: r.context,
+            source: r.source,
+            extra: r.extra,
+            payload,
+        })
+    }
+}

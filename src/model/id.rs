@@ -1,0 +1,60 @@
+//! Stable event ids.
+
+use uuid::Uuid;
+
+use super::Agent;
+
+/// Namespace of agentlog event ids: UUIDv5 of the URL `https://agentlog.dev/event`.
+const NAMESPACE: Uuid = Uuid::from_u128(0xdc27_68cb_bac3_5cac_a649_eee3_5fb4_5fcc);
+
+/// The position of an event in its source: which file, which line, which event of that line.
+#[derive(Debug, Clone, Copy)]
+pub struct EventKey<'a> {
+    /// The agent that wrote the file.
+    pub agent: Agent,
+    /// The event's session id.
+    pub session_id: &'a str,
+    /// The file's name without its directory (`-` for standard input).
+    pub file_name: &'a str,
+    /// 1-based line number.
+    pub line: u64,
+    /// Which event of that line: blocks count from 0; see [`USAGE_SLOT`].
+    pub slot: u32,
+}
+
+/// The slot of the usage event derived from a line, distinct from its content blocks.
+pub const USAGE_SLOT: u32 = u32::MAX;
+
+impl EventKey<'_> {
+    /// The event id: a UUIDv5 over the key's fields, rendered as lower-case hyphenated text.
+    pub fn id(&self) -> String {
+        let name =
+            format!("{}\n{}\n{}\n{}\n{}", self.agent.as_str(), self.session_id, self.file_name, self.line, self.slot);
+        Uuid::new_v5(&NAMESPACE, name.as_bytes()).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(file_name: &str, line: u64, slot: u32) -> EventKey<'_> {
+        EventKey { agent: Agent::Codex, session_id: "s1", file_name, line, slot }
+    }
+
+    #[test]
+    fn namespace_is_the_v5_uuid_of_the_documented_url() {
+        let expected = Uuid::new_v5(&Uuid::NAMESPACE_URL, b"https://agentlog.dev/event");
+        assert_eq!(NAMESPACE, expected);
+    }
+
+    #[test]
+    fn ids_are_uuid_v5_and_differ_by_every_field() {
+        let a = key("f.jsonl", 1, 0).id();
+        assert_eq!(Uuid::parse_str(&a).unwrap().get_version_num(), 5);
+        assert_ne!(a, key("g.jsonl", 1, 0).id());
+        assert_ne!(a, key("f.jsonl", 2, 0).id());
+        assert_ne!(a, key("f.jsonl", 1, 1).id());
+        assert_eq!(a, key("f.jsonl", 1, 0).id());
+    }
+}

@@ -1,0 +1,246 @@
+//! [`InputDiagnostic`]: one input line that could not be mapped, rendered by miette with the
+//! file, line, column and a short window of the line.
+
+use std::fmt;
+
+use miette::{Diagnostic, LabeledSpan, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
+
+use crate::model;
+
+/// Bytes of the offending line shown on each side of the error position.
+const WINDOW: usize = 60;
+
+/// What is wrong with a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Stable code, such as `agentlog::input::invalid_json`.
+    pub code: &'static str,
+    /// One-line description, lower case, no trailing period.
+    pub message: String,
+    /// 0-based byte column of the problem within the line.
+    pub column: usize,
+    /// What the user can do about it.
+    pub help: Option<&'static str>,
+}
+
+impl Problem {
+    /// A line that is not valid JSON, from serde_json's error (whose column counts bytes).
+    pub fn from_json(e: &serde_json::Error) -> Self {
+        let text = e.to_string();
+        // serde_json appends " at line L column C"; the diagnostic shows the position itself.
+        let message = match text.rfind(" at line ") {
+            Some(i) => text[..i].to_owned(),
+            None => text,
+        };
+        let column = e.column().saturating_sub(1);
+        match e.classify() {
+            serde_json::error::Category::Data => Problem {
+                code: "agentlog::input::unexpected_record",
+                message: format!("unexpected record: {message}"),
+                column,
+                help: Some("the line is JSON but not in a shape this reader knows; it was skipped"),
+            },
+            _ => Problem {
+                code: "agentlog::input::invalid_json",
+                message: format!("invalid JSON: {message}"),
+                column,
+                help: Some("the line was skipped; the rest of the file was converted"),
+            },
+        }
+    }
+
+    /// A line that is not JSON at all.
+    pub fn not_json(text: &str) -> Self {
+        let start: String = text.trim_start().chars().take(24).collect();
+        Problem {
+            code: "agentlog::input::invalid_json",
+            message: format!("expected a JSON object, but found `{start}`"),
+            column: text.len() - text.trim_start().len(),
+            help: Some("the line was skipped; the rest of the file was converted"),
+        }
+    }
+
+    /// A line that is valid JSON but not an object.
+    pub fn not_an_object(found: &str) -> Self {
+        Problem {
+            code: "agentlog::input::not_an_object",
+            message: format!("expected a JSON object, but found {found}"),
+            column: 0,
+            help: Some("the line was skipped; the rest of the file was converted"),
+        }
+    }
+
+    /// A line that is not UTF-8.
+    pub fn invalid_utf8(valid_up_to: usize) -> Self {
+        Problem {
+            code: "agentlog::input::invalid_utf8",
+            message: "expected UTF-8 text, but found an invalid byte sequence".into(),
+            column: valid_up_to,
+            help: Some("the line was skipped; the rest of the file was converted"),
+        }
+    }
+
+    /// Marks the problem as found on a last line without a line ending: a cut-off write.
+    pub fn at_end_of_input(self) -> Self {
+        if self.code != "agentlog::input::invalid_json" {
+            return self;
+        }
+        Problem {
+            code: "agentlog::input::truncated_line",
+            message: format!("last line is cut short: {}", self.message),
+            help: Some("the file ends in the middle of a record; it may still be being written"),
+            ..self
+        }
+    }
+}
+
+/// One input line that could not be mapped.
+#[derive(Debug, Clone)]
+pub struct InputDiagnostic {
+    /// The input's name as given on the command line.
+    pub file: String,
+    /// 1-based line number.
+    pub line: u64,
+    /// What is wrong.
+    pub problem: Problem,
+    window: Window,
+}
+
+impl InputDiagnostic {
+    /// A diagnostic for line `line` of `file`, whose text is `text`.
+    pub fn new(file: &str, line: u64, text: &str, problem: Problem) -> Self {
+        let window = Window::around(file, line, text, problem.column);
+        InputDiagnostic { file: file.to_owned(), line, problem, window }
+    }
+
+    /// 1-based byte column of the problem.
+    pub fn column(&self) -> u64 {
+        self.problem.column as u64 + 1
+    }
+
+    /// The diagnostic as recorded in session summaries and reports.
+    pub fn to_record(&self) -> model::Diagnostic {
+        model::Diagnostic {
+            code: self.problem.code.to_owned(),
+            message: self.problem.message.clone(),
+            file: self.file.clone(),
+            line: Some(self.line),
+            column: Some(self.column()),
+        }
+    }
+}
+
+impl fmt::Display for InputDiagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.problem.message)
+    }
+}
+
+impl std::error::Error for InputDiagnostic {}
+
+impl Diagnostic for InputDiagnostic {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.problem.code))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Warning)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.problem.help.map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn SourceCode> {
+        Some(&self.window)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let label = LabeledSpan::new_with_span(Some("here".into()), SourceSpan::new(self.window.at.into(), 0));
+        Some(Box::new(std::iter::once(label)))
+    }
+}
+
+/// A few dozen bytes of one line around a position, reported at the file's own line and column.
+#[derive(Debug, Clone)]
+struct Window {
+    name: String,
+    text: String,
+    /// 0-based line of the window in the file.
+    line0: usize,
+    /// 0-based byte column in the line where the window starts.
+    col0: usize,
+    /// Position of the problem within `text`.
+    at: usize,
+}
+
+impl Window {
+    fn around(name: &str, line: u64, text: &str, column: usize) -> Self {
+        let column = floor_char_boundary(text, column.min(text.len()));
+        let start = floor_char_boundary(text, column.saturating_sub(WINDOW));
+        let end = floor_char_boundary(text, (column + WINDOW).min(text.len()));
+        // Control characters would garble the terminal; show them as replacement marks.
+        let shown: String = text[start..end].chars().map(|c| if c.is_control() { '\u{fffd}' } else { c }).collect();
+        let at = shown.char_indices().nth(text[start..column].chars().count()).map_or(shown.len(), |(i, _)| i);
+        Window { name: name.to_owned(), text: shown, line0: line.saturating_sub(1) as usize, col0: start, at }
+    }
+}
+
+fn floor_char_boundary(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl SourceCode for Window {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self.text.read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.clone(),
+            inner.data(),
+            *inner.span(),
+            self.line0 + inner.line(),
+            self.col0 + inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_error_column_is_a_byte_offset_into_the_line() {
+        let line = r#"{"a":"é","b":}"#;
+        let e = serde_json::from_str::<serde_json::Value>(line).unwrap_err();
+        let p = Problem::from_json(&e);
+        assert_eq!(p.code, "agentlog::input::invalid_json");
+        assert_eq!(&line[p.column..], "}");
+        assert_eq!(p.message, "invalid JSON: expected value");
+    }
+
+    #[test]
+    fn window_stays_on_char_boundaries() {
+        let text = "é".repeat(100);
+        for column in 0..text.len() + 3 {
+            let w = Window::around("f", 1, &text, column);
+            assert!(w.text.is_char_boundary(w.at));
+            assert!(w.at <= w.text.len());
+        }
+    }
+
+    #[test]
+    fn truncated_last_line_is_named_as_such() {
+        let e = serde_json::from_str::<serde_json::Value>(r#"{"a":"b"#).unwrap_err();
+        let p = Problem::from_json(&e).at_end_of_input();
+        assert_eq!(p.code, "agentlog::input::truncated_line");
+        assert_eq!(p.message, "last line is cut short: invalid JSON: EOF while parsing a string");
+    }
+}

@@ -1,0 +1,279 @@
+//! Readers: one per agent, each turning that agent's session files into [`Event`]s.
+//!
+//! A reader is a unit struct implementing [`Reader`], listed once in [`READERS`]; `--from`
+//! values, format sniffing and the conformance tests all walk that list. Every reader goes
+//! through the same line loop ([`read_lines`]), which guarantees the line accounting users rely
+//! on: every non-empty input line is either mapped to events or reported as exactly one
+//! [`InputDiagnostic`], and the reader moves on.
+
+pub mod claude;
+pub mod codex;
+mod diagnostic;
+
+use std::io::{self, BufRead};
+
+use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
+
+pub use diagnostic::{InputDiagnostic, Problem};
+
+/// Every reader agentlog knows, in the order `--help` lists them.
+pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex];
+
+/// Looks a reader up by the name users type (`claude`, `codex`).
+pub fn reader(name: &str) -> Option<&'static dyn Reader> {
+    READERS.iter().copied().find(|r| r.name() == name)
+}
+
+/// Finds the reader whose format the first records of a file match.
+pub fn sniff(head: &[serde_json::Value], first_line: &str) -> Option<&'static dyn Reader> {
+    READERS.iter().copied().find(|r| r.sniff(head, first_line))
+}
+
+/// A reader of one agent's session files.
+pub trait Reader: Send + Sync {
+    /// The name users type after `--from`.
+    fn name(&self) -> &'static str;
+
+    /// The agent whose files this reader reads.
+    fn agent(&self) -> Agent;
+
+    /// One line for `--help`: the files and versions this reader handles.
+    fn description(&self) -> &'static str;
+
+    /// Whether a file starting with these records is in this reader's format.
+    ///
+    /// `head` holds the first few lines that parse as JSON; `first_line` is the first
+    /// non-empty line as text, for formats whose first line is not a JSON value.
+    fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool;
+
+    /// Converts one input, passing each event to `out` in order.
+    ///
+    /// # Errors
+    /// Only I/O errors: reading the input, or `out` failing to take an event. Problems with the
+    /// content are reported in the returned [`ReadReport`], never as errors.
+    fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport>;
+}
+
+/// One input to read.
+pub struct Input<'a> {
+    /// The input's name as given on the command line (`-` for standard input).
+    pub name: &'a str,
+    /// The input's bytes.
+    pub bytes: Box<dyn BufRead + 'a>,
+}
+
+/// What reading one input found.
+#[derive(Debug, Default)]
+pub struct ReadReport {
+    /// Non-empty lines read.
+    pub lines: u64,
+    /// Lines that became events.
+    pub lines_mapped: u64,
+    /// Events produced.
+    pub events: u64,
+    /// One diagnostic per line that could not be mapped.
+    pub diagnostics: Vec<InputDiagnostic>,
+}
+
+/// One line of an input, without its line ending.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<'a> {
+    /// 1-based line number.
+    pub number: u64,
+    /// Byte offset of the line's start.
+    pub offset: u64,
+    /// The line's text.
+    pub text: &'a str,
+}
+
+/// Maps the lines of one input to events; one value per input, so it may keep state across
+/// lines (responses spread over several lines, cumulative counters).
+pub trait LineMapper {
+    /// Maps one line, emitting its events.
+    ///
+    /// # Errors
+    /// `Err(LineError::Input)` when the line cannot be mapped: it becomes a diagnostic. A mapper
+    /// decides this before emitting anything for the line. `Err(LineError::Io)` when `out`
+    /// failed.
+    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError>;
+
+    /// Emits what the mapper held back until the end of the input.
+    ///
+    /// # Errors
+    /// When `out` failed.
+    fn finish(&mut self, _out: &mut Emitter<'_>) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Why a line did not map.
+#[derive(Debug)]
+pub enum LineError {
+    /// The line's content: report it and go on.
+    Input(Problem),
+    /// Writing events failed: stop.
+    Io(io::Error),
+}
+
+impl From<io::Error> for LineError {
+    fn from(e: io::Error) -> Self {
+        LineError::Io(e)
+    }
+}
+
+impl From<serde_json::Error> for LineError {
+    fn from(e: serde_json::Error) -> Self {
+        LineError::Input(Problem::from_json(&e))
+    }
+}
+
+/// Hands events to the caller, giving each its id, `seq` and source file.
+pub struct Emitter<'a> {
+    out: &'a mut dyn FnMut(Event) -> io::Result<()>,
+    agent: Agent,
+    file: &'a str,
+    file_name: &'a str,
+    seq: u64,
+}
+
+impl<'a> Emitter<'a> {
+    /// An emitter for events of one input.
+    pub fn new(agent: Agent, file: &'a str, out: &'a mut dyn FnMut(Event) -> io::Result<()>) -> Self {
+        Emitter { out, agent, file, file_name: file_name(file), seq: 0 }
+    }
+
+    /// Emits an event; `slot` tells apart the events of one line (see [`EventKey`]).
+    ///
+    /// # Errors
+    /// When the caller fails to take the event.
+    pub fn emit(&mut self, mut event: Event, slot: u32) -> io::Result<()> {
+        event.schema_version = SCHEMA_VERSION.into();
+        event.agent = self.agent;
+        event.seq = self.seq;
+        event.source.file.clear();
+        event.source.file.push_str(self.file);
+        event.id = EventKey {
+            agent: self.agent,
+            session_id: &event.session_id,
+            file_name: self.file_name,
+            line: event.source.line,
+            slot,
+        }
+        .id();
+        self.seq += 1;
+        (self.out)(event)
+    }
+
+    /// Events emitted so far.
+    pub fn count(&self) -> u64 {
+        self.seq
+    }
+}
+
+/// Reads `input` line by line through `mapper`, keeping the line accounting.
+///
+/// # Errors
+/// I/O errors from the input or from `out`.
+pub fn read_lines(
+    agent: Agent,
+    input: Input<'_>,
+    mapper: &mut dyn LineMapper,
+    out: &mut dyn FnMut(Event) -> io::Result<()>,
+) -> io::Result<ReadReport> {
+    let Input { name, mut bytes } = input;
+    let mut report = ReadReport::default();
+    let mut emitter = Emitter::new(agent, name, out);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    let (mut number, mut offset) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        let read = bytes.read_until(b'\n', &mut buf)?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let line_offset = offset;
+        offset += read as u64;
+        let terminated = buf.last() == Some(&b'\n');
+        let content = trim_line_end(&buf);
+        if content.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        report.lines += 1;
+        let problem = match std::str::from_utf8(content) {
+            Err(e) => Some(Problem::invalid_utf8(e.valid_up_to())),
+            Ok(text) => {
+                let line = Line { number, offset: line_offset, text };
+                match mapper.map_line(line, &mut emitter) {
+                    Ok(()) => None,
+                    Err(LineError::Io(e)) => return Err(e),
+                    Err(LineError::Input(p)) => Some(p),
+                }
+            }
+        };
+        match problem {
+            None => report.lines_mapped += 1,
+            Some(p) => {
+                let p = if terminated { p } else { p.at_end_of_input() };
+                report.diagnostics.push(InputDiagnostic::new(name, number, &String::from_utf8_lossy(content), p));
+            }
+        }
+    }
+    mapper.finish(&mut emitter)?;
+    report.events = emitter.count();
+    Ok(report)
+}
+
+fn trim_line_end(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Parses a line that must hold one JSON object into the reader's record type.
+///
+/// # Errors
+/// A [`Problem`] naming what the line holds instead: invalid JSON, another JSON value, or an
+/// object of an unexpected shape.
+pub(crate) fn parse_object<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LineError> {
+    match serde_json::from_str(text) {
+        Ok(record) => Ok(record),
+        Err(e) if e.is_data() => match serde_json::from_str::<serde_json::Value>(text) {
+            Ok(value) if !value.is_object() => Err(LineError::Input(Problem::not_an_object(describe(&value)))),
+            _ => Err(e.into()),
+        },
+        // Text that does not even start like JSON gets a plainer message than serde's
+        // "expected ident" or "expected value".
+        Err(e) if e.is_syntax() && !text.trim_start().starts_with(['{', '[', '"']) => {
+            Err(LineError::Input(Problem::not_json(text)))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Names a JSON value's type for messages ("an array", "a string", …).
+fn describe(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// An input's file name without its directory: `abc.jsonl` for `dir/abc.jsonl`.
+pub(crate) fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
+
+/// The stem of an input's file name: `abc` for `dir/abc.jsonl`.
+pub(crate) fn file_stem(path: &str) -> &str {
+    let name = file_name(path);
+    name.split('.').next().unwrap_or(name)
+}
+
+/// Parses an RFC 3339 timestamp, as the agents write them.
+pub(crate) fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&chrono::Utc))
+}

@@ -1,0 +1,233 @@
+//! The `agentlog` binary: exit codes, stdout holding only data, diagnostics on stderr,
+//! determinism and pipes. Output is checked with types declared here, not the writer's.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde::Deserialize;
+
+/// The fields of a unified line these tests look at, declared independently of the model.
+#[derive(Debug, Deserialize)]
+struct Line {
+    id: String,
+    agent: String,
+    session_id: String,
+    kind: String,
+    source: LineSource,
+}
+
+#[derive(Debug, Deserialize)]
+struct LineSource {
+    file: String,
+    line: u64,
+}
+
+fn corpus(rel: &str) -> String {
+    common::own_corpus().join(rel).display().to_string()
+}
+
+fn parse_lines(stdout: &[u8]) -> Vec<Line> {
+    std::str::from_utf8(stdout)
+        .expect("stdout is UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("stdout line is not an event ({e}): {l}")))
+        .collect()
+}
+
+#[test]
+fn converts_claude_and_codex_text_with_auto_detection() {
+    let out = cargo_bin_cmd!("agentlog")
+        .args([
+            "convert",
+            &corpus("claude/user-and-assistant-text.jsonl"),
+            &corpus("codex/envelope-user-and-assistant-text.jsonl"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let lines = parse_lines(&out.stdout);
+    let kinds: Vec<(&str, &str)> = lines.iter().map(|l| (l.agent.as_str(), l.kind.as_str())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("claude-code", "message"),
+            ("claude-code", "reasoning"),
+            ("claude-code", "message"),
+            ("claude-code", "tool_call"),
+            ("claude-code", "tool_output"),
+            ("claude-code", "message"),
+            ("codex", "meta"),
+            ("codex", "message"),
+            ("codex", "message"),
+        ]
+    );
+    assert_eq!(lines[0].session_id, "5d0c1a2e-7f3b-4c1d-9e8a-1b2c3d4e5f60");
+    assert_eq!(lines[6].session_id, "019c8a4c-0000-7000-8000-00000000c0de");
+}
+
+#[test]
+fn bad_lines_are_reported_with_line_numbers_and_the_rest_converts() {
+    let file = corpus("claude/garbage-and-truncated-last-line.jsonl");
+    let out = cargo_bin_cmd!("agentlog").args(["convert", &file]).env("NO_COLOR", "1").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "documented exit code for warnings");
+    let lines = parse_lines(&out.stdout);
+    let source_lines: Vec<u64> = lines.iter().map(|l| l.source.line).collect();
+    assert_eq!(source_lines, [1, 2, 4], "lines 3 and 5 are bad, the rest converts");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        stderr.matches("line 3: expected a JSON object, but found `this line is not JSON at`").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("line 5: last line is cut short: invalid JSON: EOF while parsing a string").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(stderr.contains(&format!("{file}:3:1")), "{stderr}");
+    assert!(stderr.contains(&format!("{file}:5:")), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "NO_COLOR: no escape codes: {stderr}");
+    assert!(stderr.contains("agentlog: 1 files, 3 events, 2 warnings"), "{stderr}");
+}
+
+#[test]
+fn quiet_prints_nothing_for_warnings_but_keeps_the_exit_code() {
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "--quiet", &corpus("claude/garbage-and-truncated-last-line.jsonl")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn same_input_gives_byte_identical_output() {
+    let run = || cargo_bin_cmd!("agentlog").args(["convert", "-q", &corpus("")]).output().unwrap().stdout;
+    let first = run();
+    assert!(!first.is_empty());
+    assert_eq!(first, run());
+}
+
+#[test]
+fn moving_the_input_keeps_every_event_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = common::own_corpus().join("claude/user-and-assistant-text.jsonl");
+    let moved = dir.path().join("nested/folder/user-and-assistant-text.jsonl");
+    std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+    std::fs::copy(&src, &moved).unwrap();
+    let ids = |path: &Path| {
+        let out = cargo_bin_cmd!("agentlog").args(["convert", "-q"]).arg(path).output().unwrap();
+        parse_lines(&out.stdout).into_iter().map(|l| l.id).collect::<Vec<_>>()
+    };
+    let (a, b) = (ids(&src), ids(&moved));
+    assert_eq!(a.len(), 6);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn standard_input_is_read_with_auto_detection() {
+    let text = std::fs::read(corpus("codex/envelope-user-and-assistant-text.jsonl")).unwrap();
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "-"]).write_stdin(text).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let lines = parse_lines(&out.stdout);
+    assert_eq!(lines.len(), 3);
+    assert!(lines.iter().all(|l| l.agent == "codex" && l.source.file == "-"));
+}
+
+#[test]
+fn output_file_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "-q", &corpus("claude/user-and-assistant-text.jsonl"), "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "data goes to the file, not stdout");
+    assert_eq!(parse_lines(&std::fs::read(&path).unwrap()).len(), 6);
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers, [std::ffi::OsString::from("out.jsonl")], "no temporary file is left");
+}
+
+#[test]
+fn closed_stdout_pipe_ends_quietly() {
+    // Enough output to overflow the pipe buffer after the reader has gone.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let line = std::fs::read_to_string(corpus("claude/user-and-assistant-text.jsonl")).unwrap();
+    std::fs::write(&big, line.repeat(3000)).unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+        .args(["convert"])
+        .arg(&big)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
+
+#[test]
+fn missing_input_is_an_input_error() {
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "no/such/file.jsonl"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot find input no/such/file.jsonl"));
+}
+
+#[test]
+fn unknown_format_is_an_input_error_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.jsonl");
+    std::fs::write(&path, "{\"hello\":\"world\"}\n").unwrap();
+    let out = cargo_bin_cmd!("agentlog").args(["convert"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot tell which agent wrote"), "{stderr}");
+    assert!(stderr.contains("--from claude or --from codex"), "{stderr}");
+}
+
+#[test]
+fn formats_not_yet_written_exit_with_a_clear_message() {
+    for format in ["parquet", "arrow", "interchange"] {
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["convert", "--to", format, &corpus("codex/envelope-user-and-assistant-text.jsonl")])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("writing {format} is not available in this version of agentlog")), "{stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+}
+
+#[test]
+fn unknown_flag_is_a_usage_error() {
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "--frobnicate", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn schema_command_prints_the_checked_in_files_byte_for_byte() {
+    for (name, file) in [("event", "schema/event.schema.json"), ("interchange", "schema/interchange.schema.json")] {
+        let out = cargo_bin_cmd!("agentlog").args(["schema", name]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let on_disk = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(file)).unwrap();
+        assert_eq!(out.stdout, on_disk, "{name}");
+    }
+}
+
+#[test]
+fn provenance_names_the_input_as_given() {
+    let rel = "corpus/codex/envelope-user-and-assistant-text.jsonl";
+    let out =
+        cargo_bin_cmd!("agentlog").current_dir(env!("CARGO_MANIFEST_DIR")).args(["convert", rel]).output().unwrap();
+    assert!(parse_lines(&out.stdout).iter().all(|l| l.source.file == rel));
+}

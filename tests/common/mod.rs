@@ -1,0 +1,75 @@
+//! Helpers shared by the integration tests: corpus locations and reading files through the
+//! library.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use agentlog::model::Event;
+use agentlog::read::{Input, ReadReport, Reader};
+
+/// The project's own samples.
+pub fn own_corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// The third-party corpus beside the project, if present; prints a notice when it is not.
+pub fn shared_corpus() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if path.is_dir() {
+        Some(path)
+    } else {
+        eprintln!("notice: {} is absent; skipping the real-corpus part of this test", path.display());
+        None
+    }
+}
+
+/// Session files under `dir`, sorted, with the reader their folder names (`claude/`, `codex/`).
+pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
+    let mut files = Vec::new();
+    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let entry = entry.expect("corpus is readable");
+        let name = entry.file_name().to_string_lossy();
+        if !entry.file_type().is_file()
+            || !(name.ends_with(".jsonl") || name.ends_with(".json") && name.starts_with("rollout-"))
+        {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(dir).unwrap().to_string_lossy().to_string();
+        let reader: &'static dyn Reader = if rel.starts_with("claude") || rel.contains("/claude/") {
+            &agentlog::read::claude::Claude
+        } else {
+            &agentlog::read::codex::Codex
+        };
+        files.push((entry.path().to_path_buf(), reader));
+    }
+    files
+}
+
+/// Every file of the own corpus and, when present, the shared one.
+pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
+    let mut files = session_files(&own_corpus());
+    if let Some(shared) = shared_corpus() {
+        files.extend(session_files(&shared));
+    }
+    files
+}
+
+/// Reads one file with `reader`, naming it `name`.
+pub fn read_file(reader: &dyn Reader, path: &Path, name: &str) -> (Vec<Event>, ReadReport) {
+    let file = std::fs::File::open(path).expect("corpus file opens");
+    let mut events = Vec::new();
+    let report = reader
+        .read(Input { name, bytes: Box::new(std::io::BufReader::new(file)) }, &mut |e| {
+            events.push(e);
+            Ok(())
+        })
+        .expect("reading from a file and into a Vec does not fail");
+    (events, report)
+}
+
+/// Counts the non-empty lines of a file, independently of the readers.
+pub fn non_empty_lines(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).count() as u64
+}
