@@ -20,4 +20,5 @@
 
 pub mod model;
 pub mod read;
+pub mod validate;
 pub mod write;

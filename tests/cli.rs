@@ -231,3 +231,52 @@ fn provenance_names_the_input_as_given() {
         cargo_bin_cmd!("agentlog").current_dir(env!("CARGO_MANIFEST_DIR")).args(["convert", rel]).output().unwrap();
     assert!(parse_lines(&out.stdout).iter().all(|l| l.source.file == rel));
 }
+
+#[test]
+fn validate_accepts_what_convert_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.jsonl");
+    cargo_bin_cmd!("agentlog").args(["convert", "-q", &corpus(""), "-o"]).arg(&path).output().unwrap();
+    let out = cargo_bin_cmd!("agentlog").arg("validate").arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": 12 lines, 0 invalid"));
+}
+
+#[test]
+fn validate_rejects_each_broken_line_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.jsonl");
+    cargo_bin_cmd!("agentlog")
+        .args(["convert", "-q", &corpus("codex/envelope-user-and-assistant-text.jsonl"), "-o"])
+        .arg(&good)
+        .output()
+        .unwrap();
+    let line: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&good).unwrap().lines().nth(1).unwrap()).unwrap();
+    let mut wrong_type = line.clone();
+    wrong_type["seq"] = "one".into();
+    let mut missing = line.clone();
+    missing.as_object_mut().unwrap().remove("session_id");
+    let mut unknown_kind = line.clone();
+    unknown_kind["kind"] = "telepathy".into();
+    let text =
+        [wrong_type.to_string(), missing.to_string(), unknown_kind.to_string(), "{\"id\": ".to_owned()].join("\n");
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, text + "\n").unwrap();
+    let out = cargo_bin_cmd!("agentlog").arg("validate").arg(&bad).env("NO_COLOR", "1").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("line 1: /seq: \"one\" is not of type \"integer\" (schema keyword `type`)"), "{stderr}");
+    assert!(
+        stderr.contains("line 2: /: \"session_id\" is a required property (schema keyword `required`)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "line 3: /kind: expected one of message, reasoning, tool_call, tool_output, meta, but found \"telepathy\""
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("line 4: invalid JSON: EOF while parsing a value"), "{stderr}");
+    assert!(stderr.contains("4 lines, 4 invalid"), "{stderr}");
+}

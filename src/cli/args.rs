@@ -60,7 +60,7 @@ pub struct ConvertArgs {
 /// Arguments of `agentlog validate`.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// Unified JSONL files to check.
+    /// Unified JSONL files to check against the published event schema.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 }

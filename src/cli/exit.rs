@@ -9,6 +9,8 @@ pub enum Exit {
     Success,
     /// Everything readable converted, but some input lines were reported and skipped.
     Warnings,
+    /// `validate` found lines that do not follow the schema.
+    Invalid,
     /// The command line was wrong: unknown flag or format, missing input.
     Usage,
     /// An input could not be read at all (missing, unreadable, unknown format).
@@ -24,7 +26,7 @@ impl Exit {
     pub fn code(self) -> u8 {
         match self {
             Exit::Success => 0,
-            Exit::Warnings => 1,
+            Exit::Warnings | Exit::Invalid => 1,
             Exit::Usage => 2,
             Exit::Input => 3,
             Exit::Output => 4,

@@ -40,10 +40,7 @@ pub fn run(args: Args) -> Exit {
     let reporter = Reporter::new(args.quiet);
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
-        Command::Validate(_) => {
-            reporter.error(&CliError::UnsupportedOutput { format: "validate".into() });
-            Exit::Usage
-        }
+        Command::Validate(validate) => run_validate(&validate.files, &reporter),
         Command::Schema { which } => {
             let text = match which {
                 SchemaName::Event => EVENT_SCHEMA,
@@ -59,6 +56,30 @@ pub fn run(args: Args) -> Exit {
             }
         }
     }
+}
+
+fn run_validate(files: &[std::path::PathBuf], reporter: &Reporter) -> Exit {
+    let validator = agentlog::validate::Validator::new();
+    let mut exit = Exit::Success;
+    for path in files {
+        let name = path.display().to_string();
+        let result = std::fs::File::open(path)
+            .and_then(|f| validator.check_jsonl(&name, std::io::BufReader::with_capacity(256 * 1024, f)));
+        match result {
+            Err(source) => {
+                reporter.error(&CliError::Unreadable { path: name, source });
+                exit = exit.max(Exit::Input);
+            }
+            Ok(v) => {
+                reporter.input_diagnostics(&name, &v.problems);
+                reporter.info(&format!("{name}: {} lines, {} invalid", v.lines, v.invalid_lines));
+                if v.invalid_lines > 0 {
+                    exit = exit.max(Exit::Invalid);
+                }
+            }
+        }
+    }
+    exit
 }
 
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {

@@ -21,6 +21,8 @@ pub struct Problem {
     pub column: usize,
     /// What the user can do about it.
     pub help: Option<&'static str>,
+    /// True when the problem fails the run (validation), false for a skipped input line.
+    pub is_error: bool,
 }
 
 impl Problem {
@@ -39,12 +41,14 @@ impl Problem {
                 message: format!("unexpected record: {message}"),
                 column,
                 help: Some("the line is JSON but not in a shape this reader knows; it was skipped"),
+                is_error: false,
             },
             _ => Problem {
                 code: "agentlog::input::invalid_json",
                 message: format!("invalid JSON: {message}"),
                 column,
                 help: Some("the line was skipped; the rest of the file was converted"),
+                is_error: false,
             },
         }
     }
@@ -57,6 +61,7 @@ impl Problem {
             message: format!("expected a JSON object, but found `{start}`"),
             column: text.len() - text.trim_start().len(),
             help: Some("the line was skipped; the rest of the file was converted"),
+            is_error: false,
         }
     }
 
@@ -67,6 +72,7 @@ impl Problem {
             message: format!("expected a JSON object, but found {found}"),
             column: 0,
             help: Some("the line was skipped; the rest of the file was converted"),
+            is_error: false,
         }
     }
 
@@ -77,6 +83,7 @@ impl Problem {
             message: "expected UTF-8 text, but found an invalid byte sequence".into(),
             column: valid_up_to,
             help: Some("the line was skipped; the rest of the file was converted"),
+            is_error: false,
         }
     }
 
@@ -144,7 +151,7 @@ impl Diagnostic for InputDiagnostic {
     }
 
     fn severity(&self) -> Option<miette::Severity> {
-        Some(miette::Severity::Warning)
+        Some(if self.problem.is_error { miette::Severity::Error } else { miette::Severity::Warning })
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
