@@ -4,13 +4,13 @@
 //! events into output formats. The two sides meet only in the model:
 //!
 //! ```
-//! use agentlog::read::{Input, Reader, claude::Claude};
+//! use agentlog::read::{Input, Reader, Shared, claude::Claude};
 //! use agentlog::model::Kind;
 //!
 //! let line = r#"{"type":"user","sessionId":"s1","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hello"}}"#;
 //! let mut events = Vec::new();
 //! let report = Claude.read(
-//!     Input { name: "s1.jsonl", bytes: Box::new(line.as_bytes()) },
+//!     Input { name: "s1.jsonl", bytes: Box::new(line.as_bytes()), shared: &mut Shared::default() },
 //!     &mut |event| { events.push(event); Ok(()) },
 //! )?;
 //! assert_eq!(report.lines, 1);

@@ -59,13 +59,15 @@ fn converts_claude_and_codex_text_with_auto_detection() {
             ("claude-code", "tool_call"),
             ("claude-code", "tool_output"),
             ("claude-code", "message"),
+            ("claude-code", "meta"),
+            ("claude-code", "meta"),
             ("codex", "meta"),
             ("codex", "message"),
             ("codex", "message"),
         ]
     );
     assert_eq!(lines[0].session_id, "5d0c1a2e-7f3b-4c1d-9e8a-1b2c3d4e5f60");
-    assert_eq!(lines[6].session_id, "019c8a4c-0000-7000-8000-00000000c0de");
+    assert_eq!(lines[8].session_id, "019c8a4c-0000-7000-8000-00000000c0de");
 }
 
 #[test]
@@ -75,7 +77,7 @@ fn bad_lines_are_reported_with_line_numbers_and_the_rest_converts() {
     assert_eq!(out.status.code(), Some(1), "documented exit code for warnings");
     let lines = parse_lines(&out.stdout);
     let source_lines: Vec<u64> = lines.iter().map(|l| l.source.line).collect();
-    assert_eq!(source_lines, [1, 2, 4], "lines 3 and 5 are bad, the rest converts");
+    assert_eq!(source_lines, [1, 2, 4, 4], "lines 3 and 5 are bad, the rest converts (line 4 also holds the usage)");
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(
         stderr.matches("line 3: expected a JSON object, but found `this line is not JSON at`").count(),
@@ -90,7 +92,7 @@ fn bad_lines_are_reported_with_line_numbers_and_the_rest_converts() {
     assert!(stderr.contains(&format!("{file}:3:1")), "{stderr}");
     assert!(stderr.contains(&format!("{file}:5:")), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "NO_COLOR: no escape codes: {stderr}");
-    assert!(stderr.contains("agentlog: 1 files, 3 events, 2 warnings"), "{stderr}");
+    assert!(stderr.contains("agentlog: 1 files, 4 events, 2 warnings"), "{stderr}");
 }
 
 #[test]
@@ -123,7 +125,7 @@ fn moving_the_input_keeps_every_event_id() {
         parse_lines(&out.stdout).into_iter().map(|l| l.id).collect::<Vec<_>>()
     };
     let (a, b) = (ids(&src), ids(&moved));
-    assert_eq!(a.len(), 6);
+    assert_eq!(a.len(), 8);
     assert_eq!(a, b);
 }
 
@@ -148,7 +150,7 @@ fn output_file_is_written_whole() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty(), "data goes to the file, not stdout");
-    assert_eq!(parse_lines(&std::fs::read(&path).unwrap()).len(), 6);
+    assert_eq!(parse_lines(&std::fs::read(&path).unwrap()).len(), 8);
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(leftovers, [std::ffi::OsString::from("out.jsonl")], "no temporary file is left");
 }
@@ -239,7 +241,7 @@ fn validate_accepts_what_convert_writes() {
     cargo_bin_cmd!("agentlog").args(["convert", "-q", &corpus(""), "-o"]).arg(&path).output().unwrap();
     let out = cargo_bin_cmd!("agentlog").arg("validate").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(": 12 lines, 0 invalid"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": 15 lines, 0 invalid"));
 }
 
 #[test]

@@ -54,6 +54,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let mut sink = plan.writer.open(out);
     let mut totals = Totals::default();
     let mut write_error: Option<io::Error> = None;
+    let mut shared = read::Shared::default();
     for input in &plan.inputs {
         let name = input.name();
         let bytes = match open(input) {
@@ -83,7 +84,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         }
         let mut push =
             |event| sink.event(&event).inspect_err(|e| write_error = Some(io::Error::new(e.kind(), e.to_string())));
-        match reader.read(Input { name, bytes }, &mut push) {
+        match reader.read(Input { name, bytes, shared: &mut shared }, &mut push) {
             Ok(report) => {
                 totals.files += 1;
                 totals.events += report.events;

@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 mod diagnostic;
 
+use std::any::Any;
 use std::io::{self, BufRead};
 
 use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
@@ -60,6 +61,32 @@ pub struct Input<'a> {
     pub name: &'a str,
     /// The input's bytes.
     pub bytes: Box<dyn BufRead + 'a>,
+    /// State readers keep across the inputs of one run, such as the records already seen
+    /// (resumed sessions copy earlier records into new files).
+    pub shared: &'a mut Shared,
+}
+
+/// State that readers keep across the inputs of one run, one slot per reader.
+///
+/// Inputs that share state must be read in a fixed order (the order the user gave, directories
+/// in name order) for the output to be the same on every run.
+#[derive(Default)]
+pub struct Shared {
+    slots: Vec<(&'static str, Box<dyn Any + Send>)>,
+}
+
+impl Shared {
+    /// The slot of the reader named `owner`, created empty on first use.
+    pub fn slot<T: Any + Send + Default>(&mut self, owner: &'static str) -> &mut T {
+        let i = match self.slots.iter().position(|(name, _)| *name == owner) {
+            Some(i) => i,
+            None => {
+                self.slots.push((owner, Box::new(T::default())));
+                self.slots.len() - 1
+            }
+        };
+        self.slots[i].1.downcast_mut().expect("a reader keeps one type in its slot")
+    }
 }
 
 /// What reading one input found.
@@ -170,17 +197,17 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// Reads `input` line by line through `mapper`, keeping the line accounting.
+/// Reads the input `name` line by line through `mapper`, keeping the line accounting.
 ///
 /// # Errors
 /// I/O errors from the input or from `out`.
 pub fn read_lines(
     agent: Agent,
-    input: Input<'_>,
+    name: &str,
+    mut bytes: Box<dyn BufRead + '_>,
     mapper: &mut dyn LineMapper,
     out: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadReport> {
-    let Input { name, mut bytes } = input;
     let mut report = ReadReport::default();
     let mut emitter = Emitter::new(agent, name, out);
     let mut buf = Vec::with_capacity(64 * 1024);

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use agentlog::model::Event;
-use agentlog::read::{Input, ReadReport, Reader};
+use agentlog::read::{Input, ReadReport, Reader, Shared};
 
 /// The project's own samples.
 pub fn own_corpus() -> PathBuf {
@@ -55,12 +55,17 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     files
 }
 
-/// Reads one file with `reader`, naming it `name`.
+/// Reads one file with `reader`, naming it `name`, with no state from other files.
 pub fn read_file(reader: &dyn Reader, path: &Path, name: &str) -> (Vec<Event>, ReadReport) {
+    read_file_with(reader, path, name, &mut Shared::default())
+}
+
+/// Reads one file with `reader`, naming it `name`, with the state of the files read before.
+pub fn read_file_with(reader: &dyn Reader, path: &Path, name: &str, shared: &mut Shared) -> (Vec<Event>, ReadReport) {
     let file = std::fs::File::open(path).expect("corpus file opens");
     let mut events = Vec::new();
     let report = reader
-        .read(Input { name, bytes: Box::new(std::io::BufReader::new(file)) }, &mut |e| {
+        .read(Input { name, bytes: Box::new(std::io::BufReader::new(file)), shared }, &mut |e| {
             events.push(e);
             Ok(())
         })

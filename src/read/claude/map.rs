@@ -1,38 +1,101 @@
 //! Claude Code records → events.
+//!
+//! Usage: one assistant response is written as several lines (one content block each) that
+//! share `message.id` and `requestId` and are not always adjacent; each repeats the usage with
+//! `output_tokens` as it stood when the line was written. The mapper keeps the line with the
+//! largest `output_tokens` per response (the last one on ties) and emits one `usage` event per
+//! response when the file ends (`reference/claude-format.md` §8.1).
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
 
 use serde_json::value::RawValue;
 
-use super::raw::{Block, Content, MediaSource, Message as RawMessage, Record};
+use super::paths;
+use super::raw::{self, Block, Content, MediaSource, Message as RawMessage, Record, ResultFacts, TaskInput};
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
+    USAGE_SLOT, Usage,
 };
 use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, parse_object, parse_time};
 
+/// What the Claude reader remembers across the files of one run.
+#[derive(Debug, Default)]
+pub struct RunState {
+    /// Record uuids of the files read before: a later file holding one is a resumed session
+    /// that copied it.
+    seen: HashSet<u128>,
+    /// Responses (`message.id`, `requestId`) whose usage was already counted.
+    counted: HashSet<(String, String)>,
+}
+
+/// Prefix of the call ids given to commands the user ran in bash mode (`!cmd`), which the
+/// source records without an id: the call is named after its record's uuid, and the output's
+/// parent is that record.
+const USER_SHELL: &str = "user-shell:";
+
 /// Maps the lines of one Claude Code file.
-pub struct Mapper {
+pub struct Mapper<'s> {
+    path: String,
     /// Session id for records that carry none (`summary` lines): the file's stem, which is the
     /// session id for main session files.
     fallback_session: String,
+    /// For a subagent file (`agent-<id>.jsonl`): its agent id.
+    file_agent: Option<String>,
+    /// The subagent file's spawning call, looked up once the session id is known.
+    file_parent_call: Option<Option<String>>,
+    run: &'s mut RunState,
+    /// Uuids of this file's records, added to `run.seen` when the file ends.
+    uuids: Vec<u128>,
+    responses: Vec<Response>,
+    response_index: HashMap<(String, String), usize>,
+    /// Tool names by call id, to name outputs.
+    tools: HashMap<String, String>,
+    /// Prompts of Task/Agent calls, to link 1.0 inline sidechains to the call that spawned them.
+    task_prompts: HashMap<String, String>,
+    /// 1.0 inline sidechains: record uuid → (agent id, spawning call).
+    sidechains: HashMap<String, (String, Option<String>)>,
+    /// `summary` titles, emitted at the end once it is known whether they describe this file.
+    summaries: Vec<(Event, String, Option<String>)>,
+    leaves: HashSet<String>,
 }
 
-impl Mapper {
-    /// A mapper for the file named `name`.
-    pub fn new(name: &str) -> Self {
-        Mapper { fallback_session: file_stem(name).to_owned() }
+/// The line holding the largest usage of one response so far.
+struct Response {
+    head: Event,
+    usage: raw::Usage,
+    output: u64,
+    all_copied: bool,
+    key: (String, String),
+}
+
+impl<'s> Mapper<'s> {
+    /// A mapper for the file named `name`, remembering across files in `run`.
+    pub fn new(name: &str, run: &'s mut RunState) -> Self {
+        Mapper {
+            path: name.to_owned(),
+            fallback_session: file_stem(name).to_owned(),
+            file_agent: paths::subagent_id(name).map(str::to_owned),
+            file_parent_call: None,
+            run,
+            uuids: Vec::new(),
+            responses: Vec::new(),
+            response_index: HashMap::new(),
+            tools: HashMap::new(),
+            task_prompts: HashMap::new(),
+            sidechains: HashMap::new(),
+            summaries: Vec::new(),
+            leaves: HashSet::new(),
+        }
     }
 
     /// The event fields every event of `record` shares, with a placeholder payload.
-    fn head(&self, record: &Record<'_>, line: Line<'_>) -> Event {
-        let session = record.session_id.as_deref().unwrap_or(&self.fallback_session);
-        let mut event = Event::new(session.to_owned(), placeholder());
+    fn head(&mut self, record: &Record<'_>, line: Line<'_>) -> Event {
+        let session = record.session_id.as_deref().unwrap_or(&self.fallback_session).to_owned();
+        let mut event = Event::new(session, placeholder());
         event.timestamp = record.timestamp.as_deref().and_then(parse_time);
         event.record_id = record.uuid.as_deref().map(str::to_owned);
         event.parent_record_id = record.parent_uuid.as_deref().map(str::to_owned);
-        event.agent_id = record.agent_id.as_deref().map(str::to_owned);
-        event.is_sidechain = record.is_sidechain;
-        if record.is_sidechain {
-            event.parent_session_id = Some(event.session_id.clone());
-        }
         event.injected = record.is_meta;
         event.context = Context {
             model: None,
@@ -46,75 +109,146 @@ impl Mapper {
             byte_offset: line.offset,
             record_type: record.record_type.as_deref().map(str::to_owned),
         };
+        if let Some(uuid) = record.uuid.as_deref().and_then(uuid_bits) {
+            event.copied = self.run.seen.contains(&uuid);
+            self.uuids.push(uuid);
+        }
+        self.subagent(record, &mut event);
         event
     }
-}
 
-impl LineMapper for Mapper {
-    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
-        let record: Record<'_> = parse_object(line.text)?;
-        let head = self.head(&record, line);
-        let events = match (record.record_type.as_deref(), record.message) {
-            (Some("user"), Some(message)) => {
-                user(&head, &serde_json::from_str(message.get())?, record.tool_use_result)?
-            }
-            (Some("assistant"), Some(message)) => assistant(&head, &serde_json::from_str(message.get())?)?,
-            _ => vec![with(&head, unknown(Json::parse(line.text)?))],
-        };
-        for (slot, event) in events.into_iter().enumerate() {
-            out.emit(event, slot as u32)?;
+    /// Fills the subagent fields: from the file (2.0 and 2.1 layouts) or, for 1.0 inline
+    /// sidechains, from the chain the record hangs on.
+    fn subagent(&mut self, record: &Record<'_>, event: &mut Event) {
+        if let Some(agent) = self.file_agent.clone() {
+            event.agent_id = Some(record.agent_id.as_deref().map_or(agent, str::to_owned));
+            event.is_sidechain = true;
+            event.parent_session_id = Some(event.session_id.clone());
+            event.parent_call_id = self.file_parent_call(&event.session_id);
+            return;
         }
-        Ok(())
+        event.is_sidechain = record.is_sidechain;
+        if !record.is_sidechain {
+            return;
+        }
+        event.parent_session_id = Some(event.session_id.clone());
+        if let Some(agent) = &record.agent_id {
+            event.agent_id = Some(agent.clone().into_owned());
+            return;
+        }
+        // An inline sidechain: a run of records rooted at a record without a sidechain parent.
+        let inherited = record.parent_uuid.as_deref().and_then(|p| self.sidechains.get(p)).cloned();
+        let (agent, call) = inherited.unwrap_or_else(|| {
+            let root = record.uuid.as_deref().unwrap_or(&event.session_id).to_owned();
+            (root, None)
+        });
+        if let Some(uuid) = &record.uuid {
+            self.sidechains.insert(uuid.clone().into_owned(), (agent.clone(), call.clone()));
+        }
+        event.agent_id = Some(agent);
+        event.parent_call_id = call;
     }
-}
 
-/// A user record: the typed or injected message, and any tool results it carries.
-///
-/// `toolUseResult` is the structured result of the line's tool result (a line carries one).
-fn user(head: &Event, message: &RawMessage<'_>, tool_use_result: Option<&RawValue>) -> Result<Vec<Event>, LineError> {
-    let mut events = Vec::new();
-    let mut parts = Vec::new();
-    match message.content.map(Content::parse).transpose()?.flatten() {
-        None => {}
-        Some(Content::Text(text)) => parts.push(Part::Text { text: text.into_owned() }),
-        Some(Content::Blocks(blocks)) => {
-            for raw in blocks {
-                let block: Block<'_> = serde_json::from_str(raw.get())?;
-                match block.block_type.as_ref() {
-                    "tool_result" => events.push(with(head, tool_result(block, tool_use_result)?)),
-                    _ => match content_part(&block) {
-                        Some(part) => parts.push(part),
-                        None => events.push(with(head, unknown(Json::from_raw(raw)))),
-                    },
+    /// The spawning call of this subagent file: the sidecar's `toolUseId`, else the Task or
+    /// Agent result in the parent session that names this agent.
+    fn file_parent_call(&mut self, session_id: &str) -> Option<String> {
+        if self.file_parent_call.is_none() {
+            let path = Path::new(&self.path);
+            let agent = self.file_agent.as_deref().unwrap_or_default();
+            let call = paths::sidecar_call(path).or_else(|| {
+                paths::parent_session_file(path, session_id).and_then(|parent| paths::spawning_call(&parent, agent))
+            });
+            self.file_parent_call = Some(call);
+        }
+        self.file_parent_call.clone().flatten()
+    }
+
+    /// Links the root of a 1.0 inline sidechain to the Task call whose prompt it received.
+    fn link_sidechain_root(&mut self, event: &mut Event, prompt: &str) {
+        if self.file_agent.is_some() || !event.is_sidechain || event.parent_call_id.is_some() {
+            return;
+        }
+        if let Some(call) = self.task_prompts.get(prompt).cloned() {
+            event.parent_call_id = Some(call.clone());
+            if let Some(uuid) = &event.record_id
+                && let Some(entry) = self.sidechains.get_mut(uuid)
+            {
+                entry.1 = Some(call);
+            }
+        }
+    }
+
+    fn user(&mut self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Vec<Event>, LineError> {
+        if record.is_compact_summary {
+            // The summary that replaces the history after compaction: not something the user said.
+            return Ok(vec![with(head, meta(MetaType::Compaction, Json::parse(line.text)?))]);
+        }
+        let message: RawMessage<'_> = match record.message {
+            Some(m) => serde_json::from_str(m.get())?,
+            None => return Ok(vec![with(head, unknown(Json::parse(line.text)?))]),
+        };
+        let injected = record.is_meta || record.source_tool_use_id.is_some();
+        let mut turn = UserTurn::default();
+        match message.content.map(Content::parse).transpose()?.flatten() {
+            None => {}
+            Some(Content::Text(text)) => turn.text(head, &text, injected),
+            Some(Content::Blocks(blocks)) => {
+                let mut structured = record.tool_use_result;
+                for raw in blocks {
+                    let block: Block<'_> = serde_json::from_str(raw.get())?;
+                    match block.block_type.as_ref() {
+                        "tool_result" => {
+                            let output = self.tool_result(block, structured.take())?;
+                            turn.push(with(head, output));
+                        }
+                        "text" => turn.text(head, block.text.as_deref().unwrap_or_default(), injected),
+                        _ => match content_part(&block) {
+                            Some(part) => turn.parts.push(part),
+                            None => turn.push(with(head, unknown(Json::from_raw(raw)))),
+                        },
+                    }
                 }
             }
         }
-    }
-    if !parts.is_empty() || events.is_empty() {
-        events.insert(0, with(head, message_payload(Role::User, parts)));
-    }
-    Ok(events)
-}
-
-/// An assistant record: one event per content block.
-fn assistant(head: &Event, message: &RawMessage<'_>) -> Result<Vec<Event>, LineError> {
-    let mut head = head.clone();
-    head.response_id = message.id.as_deref().map(str::to_owned);
-    head.context.model = message.model.as_deref().map(str::to_owned);
-    let blocks = match message.content.map(Content::parse).transpose()?.flatten() {
-        None => return Ok(vec![with(&head, message_payload(Role::Assistant, Vec::new()))]),
-        Some(Content::Text(text)) => {
-            return Ok(vec![with(
-                &head,
-                message_payload(Role::Assistant, vec![Part::Text { text: text.into_owned() }]),
-            )]);
+        let mut events = turn.finish(head, injected);
+        if let Some(first) = events.first_mut()
+            && let Payload::Message(m) = &first.payload
+            && m.role == Role::User
+        {
+            let prompt = m.text.clone();
+            self.link_sidechain_root(first, &prompt);
         }
-        Some(Content::Blocks(blocks)) => blocks,
-    };
-    let mut events = Vec::with_capacity(blocks.len());
-    for raw in blocks {
-        let block: Block<'_> = serde_json::from_str(raw.get())?;
-        let payload = match block.block_type.as_ref() {
+        Ok(events)
+    }
+
+    fn assistant(&mut self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Vec<Event>, LineError> {
+        let Some(message) = record.message else {
+            return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
+        };
+        let message: RawMessage<'_> = serde_json::from_str(message.get())?;
+        let mut head = head.clone();
+        head.response_id = message.id.as_deref().map(str::to_owned);
+        head.context.model = message.model.as_deref().map(str::to_owned);
+        let mut events = Vec::new();
+        match message.content.map(Content::parse).transpose()?.flatten() {
+            None => events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, Vec::new())))),
+            Some(Content::Text(text)) => {
+                let parts = vec![Part::Text { text: text.into_owned() }];
+                events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, parts))));
+            }
+            Some(Content::Blocks(blocks)) => {
+                for raw in blocks {
+                    let block: Block<'_> = serde_json::from_str(raw.get())?;
+                    events.push(with(&head, self.assistant_block(block, raw)?));
+                }
+            }
+        }
+        self.track_usage(&head, record, &message);
+        Ok(events)
+    }
+
+    fn assistant_block(&mut self, block: Block<'_>, raw: &RawValue) -> Result<Payload, LineError> {
+        Ok(match block.block_type.as_ref() {
             "thinking" => {
                 let text = block.thinking.map(|t| t.into_owned()).unwrap_or_default();
                 Payload::Reasoning(Reasoning {
@@ -132,56 +266,358 @@ fn assistant(head: &Event, message: &RawMessage<'_>) -> Result<Vec<Event>, LineE
                 omitted: false,
                 signature: None,
             }),
-            "tool_use" => Payload::ToolCall(ToolCall {
-                call_id: block.id.map(|s| s.into_owned()),
-                name: block.name.map(|s| s.into_owned()).unwrap_or_default(),
-                input: block.input.map(Json::from_raw),
-                input_text: None,
-            }),
+            "tool_use" | "server_tool_use" => {
+                let name = block.name.map(|s| s.into_owned()).unwrap_or_default();
+                let call_id = block.id.map(|s| s.into_owned());
+                if let Some(id) = &call_id {
+                    self.tools.insert(id.clone(), name.clone());
+                    if (name == "Task" || name == "Agent")
+                        && let Some(input) = block.input
+                        && let Ok(TaskInput { prompt: Some(prompt) }) = serde_json::from_str(input.get())
+                    {
+                        self.task_prompts.insert(prompt.into_owned(), id.clone());
+                    }
+                }
+                Payload::ToolCall(ToolCall { call_id, name, input: block.input.map(Json::from_raw), input_text: None })
+            }
             _ => match content_part(&block) {
-                Some(part) => message_payload(Role::Assistant, vec![part]),
+                Some(part) => Payload::Message(Message::from_parts(Role::Assistant, vec![part])),
                 None => unknown(Json::from_raw(raw)),
             },
-        };
-        events.push(with(&head, payload));
+        })
     }
-    Ok(events)
-}
 
-/// A `tool_result` block.
-fn tool_result(block: Block<'_>, structured: Option<&RawValue>) -> Result<Payload, LineError> {
-    let mut text = Vec::new();
-    let mut parts = Vec::new();
-    match block.content.map(Content::parse).transpose()?.flatten() {
-        None => {}
-        Some(Content::Text(t)) => text.push(t.into_owned()),
-        Some(Content::Blocks(blocks)) => {
-            for raw in blocks {
-                let inner: Block<'_> = serde_json::from_str(raw.get())?;
-                match content_part(&inner) {
-                    Some(Part::Text { text: t }) => {
-                        text.push(t.clone());
-                        parts.push(Part::Text { text: t });
-                    }
-                    Some(part) => parts.push(part),
-                    None => parts.push(Part::Text { text: raw.get().to_owned() }),
+    /// Keeps, per response, the line with the largest output count.
+    fn track_usage(&mut self, head: &Event, record: &Record<'_>, message: &RawMessage<'_>) {
+        let (Some(id), Some(usage)) = (&message.id, &message.usage) else { return };
+        // Lines Claude Code makes up itself (API errors, interruptions) are not model responses.
+        if record.is_api_error_message || message.model.as_deref() == Some("<synthetic>") {
+            return;
+        }
+        let key = (id.clone().into_owned(), record.request_id.as_deref().unwrap_or_default().to_owned());
+        let output = usage.output_tokens.unwrap_or(0);
+        match self.response_index.get(&key) {
+            Some(&i) => {
+                let r = &mut self.responses[i];
+                r.all_copied &= head.copied;
+                if output >= r.output {
+                    r.head = head.clone();
+                    r.usage = usage.clone();
+                    r.output = output;
                 }
+            }
+            None => {
+                self.response_index.insert(key.clone(), self.responses.len());
+                self.responses.push(Response {
+                    head: head.clone(),
+                    usage: usage.clone(),
+                    output,
+                    all_copied: head.copied,
+                    key,
+                });
             }
         }
     }
-    if parts.iter().all(|p| matches!(p, Part::Text { .. })) {
-        parts.clear();
+
+    fn tool_result(&mut self, block: Block<'_>, structured: Option<&RawValue>) -> Result<Payload, LineError> {
+        let mut text = Vec::new();
+        let mut parts = Vec::new();
+        match block.content.map(Content::parse).transpose()?.flatten() {
+            None => {}
+            Some(Content::Text(t)) => text.push(t.into_owned()),
+            Some(Content::Blocks(blocks)) => {
+                for raw in blocks {
+                    let inner: Block<'_> = serde_json::from_str(raw.get())?;
+                    match content_part(&inner) {
+                        Some(Part::Text { text: t }) => {
+                            text.push(t.clone());
+                            parts.push(Part::Text { text: t });
+                        }
+                        Some(part) => parts.push(part),
+                        // `tool_reference` and other blocks: kept as their JSON text.
+                        None => parts.push(Part::Text { text: raw.get().to_owned() }),
+                    }
+                }
+            }
+        }
+        if parts.iter().all(|p| matches!(p, Part::Text { .. })) {
+            parts.clear();
+        }
+        let facts = structured
+            .filter(|r| r.get().starts_with('{'))
+            .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
+            .unwrap_or_default();
+        let call_id = block.tool_use_id.map(|s| s.into_owned());
+        Ok(Payload::ToolOutput(ToolOutput {
+            name: call_id.as_ref().and_then(|id| self.tools.get(id).cloned()),
+            call_id,
+            text: text.join("\n"),
+            parts,
+            is_error: block.is_error,
+            exit_code: facts.exit_code,
+            duration_ms: facts.duration_ms.or(facts.total_duration_ms).map(|ms| ms.round() as u64),
+            result: structured.map(Json::from_raw),
+        }))
     }
-    Ok(Payload::ToolOutput(ToolOutput {
-        call_id: block.tool_use_id.map(|s| s.into_owned()),
-        name: None,
-        text: text.join("\n"),
-        parts,
-        is_error: block.is_error,
-        exit_code: None,
-        duration_ms: None,
-        result: structured.map(Json::from_raw),
-    }))
+
+    fn system(&self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Event, LineError> {
+        let meta_type = match record.subtype.as_deref() {
+            Some("compact_boundary" | "microcompact_boundary") => MetaType::Compaction,
+            Some("local_command") => MetaType::Command,
+            None
+            | Some(
+                "api_error"
+                | "error"
+                | "api_refusal"
+                | "model_refusal_fallback"
+                | "informational"
+                | "turn_duration"
+                | "stop_hook_summary"
+                | "away_summary"
+                | "bridge_status"
+                | "session_start",
+            ) => MetaType::System,
+            Some(_) => MetaType::Unknown,
+        };
+        Ok(with(head, meta(meta_type, Json::parse(line.text)?)))
+    }
+}
+
+impl LineMapper for Mapper<'_> {
+    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
+        let record: Record<'_> = parse_object(line.text)?;
+        let head = self.head(&record, line);
+        if let Some(uuid) = &record.uuid {
+            self.leaves.insert(uuid.clone().into_owned());
+        }
+        let record_type = record.record_type.as_deref().unwrap_or_default();
+        let events = match record_type {
+            "user" => self.user(&head, &record, line)?,
+            "assistant" => self.assistant(&head, &record, line)?,
+            "system" => vec![self.system(&head, &record, line)?],
+            "summary" => {
+                let title = record.summary.as_deref().unwrap_or_default().to_owned();
+                let leaf = record.leaf_uuid.as_deref().map(str::to_owned);
+                self.summaries.push((head, title, leaf));
+                return Ok(());
+            }
+            "custom-title" | "ai-title" => {
+                let (title, source) = match record_type {
+                    "custom-title" => (record.custom_title.as_deref(), "custom"),
+                    _ => (record.ai_title.as_deref(), "ai"),
+                };
+                let data = serde_json::json!({ "title": title.unwrap_or_default(), "source": source, "record": Json::parse(line.text)? });
+                vec![with(&head, meta(MetaType::Title, Json::from_value(&data)))]
+            }
+            _ => {
+                let meta_type = match record_type {
+                    "file-history-snapshot" => MetaType::FileSnapshot,
+                    "progress" => MetaType::Progress,
+                    "attachment" => MetaType::Attachment,
+                    "queue-operation" => MetaType::QueueOperation,
+                    "last-prompt"
+                    | "permission-mode"
+                    | "mode"
+                    | "tag"
+                    | "agent-name"
+                    | "agent-color"
+                    | "agent-setting"
+                    | "pr-link"
+                    | "frame-link"
+                    | "worktree-state"
+                    | "relocated"
+                    | "bridge-session"
+                    | "atis-latch"
+                    | "content-replacement"
+                    | "saved_hook_context"
+                    | "started"
+                    | "result" => MetaType::System,
+                    _ => MetaType::Unknown,
+                };
+                vec![with(&head, meta(meta_type, Json::parse(line.text)?))]
+            }
+        };
+        for (slot, event) in events.into_iter().enumerate() {
+            out.emit(event, slot as u32)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        for response in std::mem::take(&mut self.responses) {
+            let mut event = response.head;
+            let counted_before = !self.run.counted.insert(response.key);
+            event.copied = response.all_copied || counted_before;
+            event.payload = Payload::Meta(Meta {
+                meta_type: MetaType::Usage,
+                data: None,
+                usage: Some(usage(&response.usage, &event)),
+            });
+            out.emit(event, USAGE_SLOT)?;
+        }
+        for (mut event, title, leaf) in std::mem::take(&mut self.summaries) {
+            // `summary` lines title the conversation that ends at `leafUuid`, often another
+            // session's (the resume picker's cache); only a leaf in this file titles this session.
+            let own = leaf.as_ref().is_some_and(|l| self.leaves.contains(l));
+            let data = serde_json::json!({
+                "title": title,
+                "source": if own { "summary" } else { "summary_of_other_session" },
+                "leaf_uuid": leaf,
+            });
+            event.payload = meta(MetaType::Title, Json::from_value(&data));
+            out.emit(event, 0)?;
+        }
+        self.run.seen.extend(self.uuids.drain(..));
+        Ok(())
+    }
+}
+
+/// The user-visible parts of one user record, split where injected text or markers stand
+/// between typed text.
+#[derive(Default)]
+struct UserTurn {
+    events: Vec<Event>,
+    parts: Vec<Part>,
+}
+
+impl UserTurn {
+    /// Takes one text (a string content or a text block), by what it is.
+    fn text(&mut self, head: &Event, text: &str, injected: bool) {
+        match classify(text, injected) {
+            TextClass::Typed => self.parts.push(Part::Text { text: text.to_owned() }),
+            TextClass::Injected => {
+                self.flush(head, false);
+                let mut event = with(
+                    head,
+                    Payload::Message(Message::from_parts(Role::User, vec![Part::Text { text: text.to_owned() }])),
+                );
+                event.injected = true;
+                self.events.push(event);
+            }
+            TextClass::Marker(meta_type) => {
+                self.flush(head, false);
+                self.push(with(head, meta(meta_type, Json::from_value(&serde_json::json!({ "text": text })))));
+            }
+            TextClass::ShellInput(command) => {
+                self.flush(head, false);
+                let call_id = head.record_id.as_ref().map(|id| format!("{USER_SHELL}{id}"));
+                let input = Json::from_value(&serde_json::json!({ "command": command }));
+                self.push(with(
+                    head,
+                    Payload::ToolCall(ToolCall {
+                        call_id,
+                        name: "user_shell".into(),
+                        input: Some(input),
+                        input_text: None,
+                    }),
+                ));
+            }
+            TextClass::ShellOutput { stdout, stderr } => {
+                self.flush(head, false);
+                let call_id = head.parent_record_id.as_ref().map(|id| format!("{USER_SHELL}{id}"));
+                let text = [stdout, stderr].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n");
+                let result = Json::from_value(&serde_json::json!({ "stdout": stdout, "stderr": stderr }));
+                self.push(with(
+                    head,
+                    Payload::ToolOutput(ToolOutput {
+                        call_id,
+                        name: Some("user_shell".into()),
+                        text,
+                        parts: Vec::new(),
+                        is_error: None,
+                        exit_code: None,
+                        duration_ms: None,
+                        result: Some(result),
+                    }),
+                ));
+            }
+        }
+    }
+
+    fn push(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Turns the typed parts gathered so far into one message.
+    fn flush(&mut self, head: &Event, injected: bool) {
+        if self.parts.is_empty() {
+            return;
+        }
+        let mut event = with(head, Payload::Message(Message::from_parts(Role::User, std::mem::take(&mut self.parts))));
+        event.injected = injected;
+        self.events.push(event);
+    }
+
+    fn finish(mut self, head: &Event, injected: bool) -> Vec<Event> {
+        self.flush(head, injected);
+        if self.events.is_empty() {
+            // An empty prompt is still a record of the conversation.
+            self.events.push(with(head, Payload::Message(Message::from_parts(Role::User, Vec::new()))));
+        }
+        self.events
+    }
+}
+
+/// What a piece of user text is (`reference/claude-format.md` §5).
+#[derive(Debug, PartialEq)]
+enum TextClass<'t> {
+    /// Typed by the user.
+    Typed,
+    /// Put there by the harness: caveats, reminders, IDE context, skill bodies.
+    Injected,
+    /// A marker recorded as meta: interrupts, commands and their output, notifications.
+    Marker(MetaType),
+    /// A command run in bash mode (`!`).
+    ShellInput(&'t str),
+    /// Its output.
+    ShellOutput { stdout: &'t str, stderr: &'t str },
+}
+
+fn classify(text: &str, injected: bool) -> TextClass<'_> {
+    let t = text.trim_start();
+    if t.starts_with("[Request interrupted by user") {
+        return TextClass::Marker(MetaType::Interrupt);
+    }
+    if let Some(command) = between(t, "<bash-input>", "</bash-input>") {
+        return TextClass::ShellInput(command);
+    }
+    if t.starts_with("<bash-stdout>") || t.starts_with("<bash-stderr>") {
+        return TextClass::ShellOutput {
+            stdout: between(t, "<bash-stdout>", "</bash-stdout>").unwrap_or_default(),
+            stderr: between(t, "<bash-stderr>", "</bash-stderr>").unwrap_or_default(),
+        };
+    }
+    const COMMANDS: [&str; 5] = [
+        "<command-name>",
+        "<command-message>",
+        "<local-command-stdout>",
+        "<local-command-stderr>",
+        "<user-memory-input>",
+    ];
+    if COMMANDS.iter().any(|p| t.starts_with(p)) {
+        return TextClass::Marker(MetaType::Command);
+    }
+    if t.starts_with("<task-notification>") {
+        return TextClass::Marker(MetaType::TaskNotification);
+    }
+    const INJECTED: [&str; 6] = [
+        "<system-reminder>",
+        "<ide_",
+        "<local-command-caveat>",
+        "Caveat: The messages below were generated by the user while running local commands",
+        "<user-prompt-submit-hook>",
+        "<session-start-hook>",
+    ];
+    if injected || INJECTED.iter().any(|p| t.starts_with(p)) {
+        return TextClass::Injected;
+    }
+    TextClass::Typed
+}
+
+fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
+    let start = text.find(open)? + open.len();
+    let end = text[start..].find(close).map_or(text.len(), |e| start + e);
+    Some(&text[start..end])
 }
 
 /// A text, image or document block as a content part; `None` for other blocks.
@@ -208,13 +644,33 @@ fn content_part(block: &Block<'_>) -> Option<Part> {
     }
 }
 
-fn message_payload(role: Role, parts: Vec<Part>) -> Payload {
-    Payload::Message(Message::from_parts(role, parts))
+/// One response's usage in the unified terms: the four counts do not overlap.
+fn usage(u: &raw::Usage, event: &Event) -> Usage {
+    let counts = [u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens];
+    Usage {
+        input_tokens: u.input_tokens,
+        cache_read_tokens: u.cache_read_input_tokens,
+        cache_write_tokens: u.cache_creation_input_tokens,
+        output_tokens: u.output_tokens,
+        reasoning_tokens: u.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens),
+        total_tokens: Some(counts.iter().flatten().sum()),
+        model: event.context.model.clone(),
+        response_id: event.response_id.clone(),
+    }
+}
+
+/// A UUID as 128 bits, for the set of records seen; `None` for ids that are not UUIDs.
+fn uuid_bits(text: &str) -> Option<u128> {
+    uuid::Uuid::parse_str(text).ok().map(|u| u.as_u128())
+}
+
+fn meta(meta_type: MetaType, data: Json) -> Payload {
+    Payload::Meta(Meta { meta_type, data: Some(data), usage: None })
 }
 
 /// A record or block this reader does not map, kept whole.
 fn unknown(data: Json) -> Payload {
-    Payload::Meta(Meta { meta_type: MetaType::Unknown, data: Some(data), usage: None })
+    meta(MetaType::Unknown, data)
 }
 
 fn with(head: &Event, payload: Payload) -> Event {

@@ -1,12 +1,19 @@
 //! Reader for Claude Code session files (`~/.claude/projects/<key>/*.jsonl` and subagent
 //! files).
 //!
-//! Every line is one record with a top-level `type`. User and assistant records become
-//! messages, reasoning, tool calls and tool outputs; an assistant response spread over several
-//! lines yields one event per content block. Records of other types are kept whole as `meta`
-//! events of type `unknown`.
+//! Handles Claude Code 1.0 to 2.1: every record type of `reference/claude-format.md` §3, the
+//! three subagent layouts (1.0 inline sidechains, 2.0 `agent-*.jsonl` beside the sessions, 2.1
+//! `<session>/subagents/`), resumed sessions that copy earlier records, and usage repeated on
+//! every line of a streamed response.
+//!
+//! Every line is one record with a top-level `type`. User records are classified by content:
+//! typed prompts, tool results, interrupts, commands, bash mode, injected context and compact
+//! summaries each map to their own events. Assistant records yield one event per content block
+//! and, once per response, a `usage` event. Records, subtypes and blocks this reader does not
+//! know are kept whole as `meta` events of type `unknown`.
 
 mod map;
+mod paths;
 mod raw;
 
 use std::io;
@@ -40,7 +47,9 @@ impl Reader for Claude {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        let mut mapper = map::Mapper::new(input.name);
-        read_lines(Agent::ClaudeCode, input, &mut mapper, out)
+        let Input { name, bytes, shared } = input;
+        let run = shared.slot::<map::RunState>(self.name());
+        let mut mapper = map::Mapper::new(name, run);
+        read_lines(Agent::ClaudeCode, name, bytes, &mut mapper, out)
     }
 }

@@ -1,18 +1,21 @@
 //! Claude Code records as they are on disk, borrowed from the line.
 //!
 //! Field names follow Claude Code's own (camelCase on disk); see
-//! `reference/claude-format.md` §4–§6.
+//! `reference/claude-format.md` §3–§7. Every field is optional: records change shape between
+//! versions, and a field this reader does not need is simply not declared.
 
 use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-/// The envelope shared by all records; the `message` is parsed according to `type`.
+/// The fields of any record that the mapper reads; `message` is parsed according to `type`.
 #[derive(Debug, Deserialize)]
 pub struct Record<'a> {
     #[serde(rename = "type", borrow)]
     pub record_type: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub subtype: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub uuid: Option<Cow<'a, str>>,
     #[serde(rename = "parentUuid", borrow)]
@@ -33,10 +36,28 @@ pub struct Record<'a> {
     pub agent_id: Option<Cow<'a, str>>,
     #[serde(rename = "isMeta", default)]
     pub is_meta: bool,
+    #[serde(rename = "isCompactSummary", default)]
+    pub is_compact_summary: bool,
+    #[serde(rename = "isApiErrorMessage", default)]
+    pub is_api_error_message: bool,
+    #[serde(rename = "sourceToolUseID", borrow)]
+    pub source_tool_use_id: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", borrow)]
+    pub request_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub message: Option<&'a RawValue>,
     #[serde(rename = "toolUseResult", borrow)]
     pub tool_use_result: Option<&'a RawValue>,
+    /// `summary` records: the title text.
+    #[serde(borrow)]
+    pub summary: Option<Cow<'a, str>>,
+    /// `summary` records: the leaf the title describes, often in another session.
+    #[serde(rename = "leafUuid", borrow)]
+    pub leaf_uuid: Option<Cow<'a, str>>,
+    #[serde(rename = "customTitle", borrow)]
+    pub custom_title: Option<Cow<'a, str>>,
+    #[serde(rename = "aiTitle", borrow)]
+    pub ai_title: Option<Cow<'a, str>>,
 }
 
 /// `message` of a `user` or `assistant` record.
@@ -48,6 +69,23 @@ pub struct Message<'a> {
     pub model: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub content: Option<&'a RawValue>,
+    pub usage: Option<Usage>,
+}
+
+/// `message.usage` of an assistant record: a snapshot taken when the line was written.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub cache_creation_input_tokens: Option<u64>,
+    pub cache_read_input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub output_tokens_details: Option<OutputDetails>,
+}
+
+/// `usage.output_tokens_details` (2.1.22x): thinking tokens, a part of output tokens.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct OutputDetails {
+    pub thinking_tokens: Option<u64>,
 }
 
 /// Message content: a plain string, or content blocks kept raw until their type is known.
@@ -108,4 +146,31 @@ pub struct MediaSource<'a> {
     pub data: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub url: Option<Cow<'a, str>>,
+}
+
+/// The facts of a `toolUseResult` object the mapper lifts into typed fields.
+#[derive(Debug, Default, Deserialize)]
+pub struct ResultFacts<'a> {
+    #[serde(rename = "exitCode")]
+    pub exit_code: Option<i64>,
+    #[serde(rename = "durationMs")]
+    pub duration_ms: Option<f64>,
+    #[serde(rename = "totalDurationMs")]
+    pub total_duration_ms: Option<f64>,
+    #[serde(rename = "agentId", borrow)]
+    pub agent_id: Option<Cow<'a, str>>,
+}
+
+/// `input` of a Task or Agent tool call: the prompt given to the subagent.
+#[derive(Debug, Deserialize)]
+pub struct TaskInput<'a> {
+    #[serde(borrow)]
+    pub prompt: Option<Cow<'a, str>>,
+}
+
+/// A subagent's `agent-<id>.meta.json` sidecar (2.1).
+#[derive(Debug, Deserialize)]
+pub struct Sidecar {
+    #[serde(rename = "toolUseId")]
+    pub tool_use_id: Option<String>,
 }

@@ -47,6 +47,6 @@ impl Reader for Codex {
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
         let mut mapper = map::Mapper::new(input.name);
-        read_lines(Agent::Codex, input, &mut mapper, out)
+        read_lines(Agent::Codex, input.name, input.bytes, &mut mapper, out)
     }
 }

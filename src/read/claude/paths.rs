@@ -1,0 +1,75 @@
+//! Where Claude Code keeps a subagent's relatives: its sidecar and its parent session file.
+//!
+//! Layouts (`reference/claude-format.md` §1.2): 2.0 writes `agent-<id>.jsonl` beside the
+//! session files; 2.1 writes `<session>/subagents/agent-<id>.jsonl` (also under
+//! `subagents/workflows/<run>/`) with an `agent-<id>.meta.json` sidecar. 1.0 keeps subagents
+//! inline in the session file.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+use super::raw::{Block, Content, Message, Record, ResultFacts, Sidecar};
+
+/// The agent id in a subagent file's name (`agent-a881341.jsonl` → `a881341`).
+pub fn subagent_id(name: &str) -> Option<&str> {
+    let file = crate::read::file_name(name);
+    file.strip_prefix("agent-")?.strip_suffix(".jsonl")
+}
+
+/// The call id the sidecar of a 2.1 subagent file names as its spawning tool call.
+pub fn sidecar_call(path: &Path) -> Option<String> {
+    let sidecar = path.with_extension("meta.json");
+    let text = std::fs::read_to_string(sidecar).ok()?;
+    serde_json::from_str::<Sidecar>(&text).ok()?.tool_use_id
+}
+
+/// The session file a subagent file belongs to: `<session>.jsonl` beside the `<session>/`
+/// folder that holds `subagents/` (2.1), or `<session_id>.jsonl` beside the agent file (2.0).
+pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
+    let nested = path
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "subagents"))
+        .and_then(|subagents| subagents.parent())
+        .map(|session_dir| session_dir.with_extension("jsonl"));
+    let beside = path.parent().map(|dir| dir.join(format!("{session_id}.jsonl")));
+    nested.into_iter().chain(beside).find(|p| p.is_file())
+}
+
+/// The call id of the tool call whose result names `agent_id` (`toolUseResult.agentId` of a
+/// Task or Agent result) in the session file at `path`.
+pub fn spawning_call(path: &Path, agent_id: &str) -> Option<String> {
+    let needle = format!("\"{agent_id}\"");
+    let mut reader = BufReader::new(File::open(path).ok()?);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        // Cheap filter first: only lines that mention the id can be its result.
+        if !line.contains(&needle) || !line.contains("toolUseResult") {
+            continue;
+        }
+        let Ok(record) = serde_json::from_str::<Record<'_>>(&line) else { continue };
+        let names_agent = record
+            .tool_use_result
+            .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
+            .is_some_and(|facts| facts.agent_id.as_deref() == Some(agent_id));
+        if !names_agent {
+            continue;
+        }
+        let message = record.message.and_then(|m| serde_json::from_str::<Message<'_>>(m.get()).ok())?;
+        let Some(Content::Blocks(blocks)) = message.content.and_then(|c| Content::parse(c).ok().flatten()) else {
+            continue;
+        };
+        for raw in blocks {
+            if let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get())
+                && block.block_type == "tool_result"
+                && let Some(id) = block.tool_use_id
+            {
+                return Some(id.into_owned());
+            }
+        }
+    }
+}
