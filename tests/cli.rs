@@ -241,7 +241,9 @@ fn validate_accepts_what_convert_writes() {
     cargo_bin_cmd!("agentlog").args(["convert", "-q", &corpus(""), "-o"]).arg(&path).output().unwrap();
     let out = cargo_bin_cmd!("agentlog").arg("validate").arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(": 15 lines, 0 invalid"));
+    let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+    assert!(lines > 50);
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!(": {lines} lines, 0 invalid")));
 }
 
 #[test]

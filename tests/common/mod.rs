@@ -78,3 +78,29 @@ pub fn non_empty_lines(path: &Path) -> u64 {
     let bytes = std::fs::read(path).unwrap();
     bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).count() as u64
 }
+
+/// Reads every session file under `dir` in walk order with one shared state, as a run does.
+pub fn read_tree(reader: &dyn Reader, dir: &Path) -> (Vec<Event>, Vec<(PathBuf, ReadReport)>) {
+    let mut shared = Shared::default();
+    let mut events = Vec::new();
+    let mut reports = Vec::new();
+    for (path, _) in session_files(dir) {
+        let name = path.display().to_string();
+        let (mut e, report) = read_file_with(reader, &path, &name, &mut shared);
+        events.append(&mut e);
+        reports.push((path, report));
+    }
+    (events, reports)
+}
+
+/// Session summaries of `events`, by session id.
+pub fn summaries(events: &[Event]) -> std::collections::BTreeMap<String, agentlog::model::SessionSummary> {
+    let mut tallies: std::collections::BTreeMap<String, agentlog::model::SessionTally> = Default::default();
+    for e in events {
+        tallies
+            .entry(e.session_id.clone())
+            .or_insert_with(|| agentlog::model::SessionTally::new(e.agent, &e.session_id))
+            .observe(e);
+    }
+    tallies.into_iter().map(|(id, t)| (id, t.finish())).collect()
+}

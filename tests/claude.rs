@@ -1,0 +1,470 @@
+//! The Claude Code reader on the project's samples (one per quirk) and on the real corpus.
+//! Expected values are written from the samples and the format reference, or computed by the
+//! independent script `tests/independent/claude_usage.py`, never by agentlog itself.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use agentlog::model::{Event, Kind, MetaType, Payload, Role, SessionSummary, Usage};
+use agentlog::read::claude::Claude;
+use agentlog::read::{Input, Reader, Shared};
+
+fn sample(rel: &str) -> PathBuf {
+    common::own_corpus().join("claude").join(rel)
+}
+
+fn read(rel: &str) -> (Vec<Event>, agentlog::read::ReadReport) {
+    let path = sample(rel);
+    common::read_file(&Claude, &path, &path.display().to_string())
+}
+
+fn usages(events: &[Event]) -> Vec<(&Event, &Usage)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::Meta(m) if m.meta_type == MetaType::Usage => Some((e, m.usage.as_ref().unwrap())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn meta_type(e: &Event) -> Option<MetaType> {
+    match &e.payload {
+        Payload::Meta(m) => Some(m.meta_type),
+        _ => None,
+    }
+}
+
+/// (input, cache write, cache read, output) of a usage.
+fn counts(u: &Usage) -> [u64; 4] {
+    [u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, u.output_tokens].map(|c| c.unwrap_or(0))
+}
+
+#[test]
+fn streamed_usage_counted_once_per_response_from_the_largest_line() {
+    let (events, report) = read("streamed-response-usage.jsonl");
+    assert!(report.diagnostics.is_empty());
+    let usage = usages(&events);
+    // msg_A spans lines 2, 3 and 5 with output 5, 5, 240; msg_B spans lines 7 and 8 with 30, 30
+    // (a tie: the last line wins); msg_C is <synthetic> and msg_D an API error: no usage.
+    assert_eq!(usage.len(), 2);
+    assert_eq!((usage[0].0.source.line, counts(usage[0].1)), (5, [3, 100, 5000, 240]));
+    assert_eq!((usage[1].0.source.line, counts(usage[1].1)), (8, [7, 0, 5400, 30]));
+    assert_eq!(usage[0].1.response_id.as_deref(), Some("msg_A"));
+    assert_eq!(usage[0].1.model.as_deref(), Some("claude-opus-4-5-20251101"));
+    assert_eq!(usage[0].1.total_tokens, Some(3 + 100 + 5000 + 240));
+    // One event per content block, and each block's event carries its response id.
+    let blocks: Vec<(u64, Kind)> = events
+        .iter()
+        .filter(|e| e.response_id.as_deref() == Some("msg_A") && e.kind() != Kind::Meta)
+        .map(|e| (e.source.line, e.kind()))
+        .collect();
+    assert_eq!(blocks, [(2, Kind::Message), (3, Kind::ToolCall), (5, Kind::ToolCall)]);
+}
+
+#[test]
+fn user_records_are_classified_by_content() {
+    let (events, _) = read("user-record-classes.jsonl");
+    let got: Vec<(u64, String, bool)> = events
+        .iter()
+        .map(|e| {
+            let what = match &e.payload {
+                Payload::Message(m) => format!("{:?} message", m.role),
+                Payload::Meta(m) => format!("{:?}", m.meta_type),
+                Payload::ToolCall(c) => format!("call {}", c.name),
+                Payload::ToolOutput(o) => format!("output {}", o.name.as_deref().unwrap_or("?")),
+                Payload::Reasoning(_) => "reasoning".into(),
+            };
+            (e.source.line, what, e.injected)
+        })
+        .collect();
+    let expected: Vec<(u64, &str, bool)> = vec![
+        (1, "User message", false),
+        (2, "User message", true),
+        (3, "Command", false),
+        (4, "Command", false),
+        (5, "call user_shell", false),
+        (6, "output user_shell", false),
+        (7, "Interrupt", false),
+        (8, "User message", true),
+        (8, "User message", false),
+        (9, "User message", true),
+        (10, "TaskNotification", false),
+        (11, "Compaction", false),
+        (12, "User message", false),
+        (13, "User message", true),
+    ];
+    assert_eq!(got, expected.into_iter().map(|(l, w, i)| (l, w.to_owned(), i)).collect::<Vec<_>>());
+    // Bash mode: the output links to the input by the record it answers.
+    let call = match &events[4].payload {
+        Payload::ToolCall(c) => c,
+        _ => unreachable!(),
+    };
+    let output = match &events[5].payload {
+        Payload::ToolOutput(o) => o,
+        _ => unreachable!(),
+    };
+    assert_eq!(call.input.as_ref().unwrap().get(), r#"{"command":"git status --short"}"#);
+    assert_eq!(call.call_id, output.call_id);
+    assert_eq!(output.text, " M src/cart.rs");
+    // The IDE block is split from the typed text; the image stays with its prompt.
+    match (&events[8].payload, &events[12].payload) {
+        (Payload::Message(typed), Payload::Message(image)) => {
+            assert_eq!(typed.text, "Start with the total() function.");
+            assert_eq!(image.parts.len(), 2);
+            assert!(
+                matches!(&image.parts[1], agentlog::model::Part::Image { media_type: Some(t), data: Some(_), .. } if t == "image/png")
+            );
+        }
+        _ => unreachable!(),
+    }
+    // No injected text is an unflagged user message.
+    for e in &events {
+        if let Payload::Message(m) = &e.payload
+            && m.role == Role::User
+            && !e.injected
+        {
+            assert!(!m.text.starts_with('<') && !m.text.starts_with("Caveat:"), "{}", m.text);
+        }
+    }
+}
+
+#[test]
+fn unknown_types_subtypes_and_blocks_are_kept_whole() {
+    let (events, report) = read("unknown-and-meta-records.jsonl");
+    assert!(report.diagnostics.is_empty());
+    let types: Vec<(u64, Option<MetaType>)> = events.iter().map(|e| (e.source.line, meta_type(e))).collect();
+    assert_eq!(
+        types,
+        [
+            (1, Some(MetaType::FileSnapshot)),
+            (2, None),
+            (3, Some(MetaType::System)),
+            (4, Some(MetaType::QueueOperation)),
+            (5, Some(MetaType::Progress)),
+            (6, Some(MetaType::Attachment)),
+            (7, Some(MetaType::System)),
+            (8, Some(MetaType::Unknown)),
+            (9, Some(MetaType::Unknown)),
+            (10, Some(MetaType::Unknown)),
+            (11, Some(MetaType::System)),
+            (9, Some(MetaType::Usage)),
+        ]
+    );
+    let data = |i: usize| match &events[i].payload {
+        Payload::Meta(m) => m.data.as_ref().unwrap().to_value(),
+        _ => unreachable!(),
+    };
+    assert_eq!(data(7)["subtype"], "quantum_entanglement");
+    assert_eq!(data(8), serde_json::json!({"type": "hologram", "frames": [1, 2, 3]}), "the unknown block, whole");
+    let line10 =
+        std::fs::read_to_string(sample("unknown-and-meta-records.jsonl")).unwrap().lines().nth(9).unwrap().to_owned();
+    assert_eq!(data(9), serde_json::from_str::<serde_json::Value>(&line10).unwrap(), "the unknown record, whole");
+}
+
+#[test]
+fn title_prefers_custom_then_ai_then_own_summary_then_first_prompt() {
+    let (events, _) = read("titles.jsonl");
+    let summary = &common::summaries(&events)["7d000000-0000-4000-8000-000000000004"];
+    assert_eq!(summary.title.as_deref(), Some("orders pagination"));
+    // The summary line whose leaf is in another session does not title this one.
+    let titles: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| meta_type(e) == Some(MetaType::Title))
+        .map(|e| match &e.payload {
+            Payload::Meta(m) => m.data.as_ref().unwrap().to_value(),
+            _ => unreachable!(),
+        })
+        .collect();
+    let sources: Vec<&str> = titles.iter().map(|t| t["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["ai", "custom", "summary_of_other_session", "summary"]);
+
+    let (events, _) = read("user-and-assistant-text.jsonl");
+    let summary = &common::summaries(&events)["5d0c1a2e-7f3b-4c1d-9e8a-1b2c3d4e5f60"];
+    assert_eq!(summary.title.as_deref(), Some("Add a health check endpoint."));
+}
+
+#[test]
+fn compaction_is_meta_and_history_before_it_is_kept() {
+    let (events, _) = read("compaction.jsonl");
+    let kinds: Vec<(u64, Option<MetaType>)> = events.iter().map(|e| (e.source.line, meta_type(e))).collect();
+    assert_eq!(
+        kinds,
+        [
+            (1, None),
+            (2, None),
+            (3, Some(MetaType::Compaction)),
+            (4, Some(MetaType::Compaction)),
+            (5, Some(MetaType::Compaction)),
+            (6, None),
+            (2, Some(MetaType::Usage)),
+        ]
+    );
+    let boundary = match &events[2].payload {
+        Payload::Meta(m) => m.data.as_ref().unwrap().to_value(),
+        _ => unreachable!(),
+    };
+    assert_eq!(boundary["compactMetadata"]["preTokens"], 167094);
+    assert_eq!(boundary["logicalParentUuid"], "a2000000-0000-4000-8000-000000000002".replace("a2", "e1"));
+}
+
+#[test]
+fn resumed_session_copies_are_flagged_and_counted_once() {
+    let (events, _) = common::read_tree(&Claude, &sample("resumed-session"));
+    let resumed: Vec<&Event> = events.iter().filter(|e| e.source.file.ends_with("07.jsonl")).collect();
+    let copied: Vec<(u64, bool)> = resumed.iter().map(|e| (e.source.line, e.copied)).collect();
+    // Lines 1 and 2 repeat the first session's records; the usage of line 2 repeats its response.
+    assert_eq!(copied, [(1, true), (2, true), (3, false), (4, false), (2, true), (4, false)]);
+    let summaries = common::summaries(&events);
+    let totals = |id: &str| {
+        let u = &summaries[id].usage;
+        [u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, u.output_tokens, u.responses]
+    };
+    assert_eq!(totals("7f000000-0000-4000-8000-000000000006"), [10, 300, 0, 50, 1]);
+    assert_eq!(totals("7f000000-0000-4000-8000-000000000007"), [5, 100, 300, 60, 1]);
+}
+
+#[test]
+fn inline_sidechain_is_a_subagent_linked_to_its_task_call() {
+    let (events, _) = read("inline-sidechain.jsonl");
+    let side: Vec<&Event> = events.iter().filter(|e| e.is_sidechain).collect();
+    assert_eq!(side.iter().map(|e| e.source.line).collect::<Vec<_>>(), [3, 4, 4]);
+    for e in &side {
+        assert_eq!(e.agent_id.as_deref(), Some("81000000-0000-4000-8000-000000000003"));
+        assert_eq!(e.parent_call_id.as_deref(), Some("toolu_G1"));
+        assert_eq!(e.parent_session_id.as_deref(), Some("8a000000-0000-4000-8000-000000000008"));
+    }
+    assert!(events.iter().filter(|e| !e.is_sidechain).all(|e| e.agent_id.is_none()));
+}
+
+#[test]
+fn subagent_files_of_2_0_and_2_1_link_to_their_spawning_call() {
+    for (dir, agent, call) in
+        [("subagents-2.0", "a1b2c3d", "toolu_H1"), ("subagents-2.1", "a0123456789abcdef", "toolu_I1")]
+    {
+        let (events, _) = common::read_tree(&Claude, &sample(dir));
+        let sub: Vec<&Event> = events.iter().filter(|e| e.agent_id.is_some()).collect();
+        assert_eq!(sub.len(), 3, "{dir}: prompt, answer, usage");
+        for e in &sub {
+            assert_eq!(e.agent_id.as_deref(), Some(agent), "{dir}");
+            assert!(e.is_sidechain);
+            assert_eq!(e.parent_call_id.as_deref(), Some(call), "{dir}");
+            assert_eq!(e.parent_session_id.as_deref(), Some(e.session_id.as_str()));
+        }
+        // The subagent's usage is real spend and belongs to the session.
+        let summary = common::summaries(&events).into_values().next().unwrap();
+        assert_eq!(summary.usage.responses, 2, "{dir}");
+        assert_eq!(summary.agent_ids, [agent]);
+    }
+}
+
+#[test]
+fn malformed_lines_each_get_one_diagnostic_and_the_rest_converts() {
+    let (events, report) = read("malformed-lines.jsonl");
+    let diagnosed: Vec<(u64, &str)> = report.diagnostics.iter().map(|d| (d.line, d.problem.code)).collect();
+    assert_eq!(
+        diagnosed,
+        [
+            (2, "agentlog::input::invalid_json"),
+            (3, "agentlog::input::invalid_json"),
+            (4, "agentlog::input::invalid_json"),
+            (5, "agentlog::input::not_an_object"),
+            (6, "agentlog::input::not_an_object"),
+            (8, "agentlog::input::truncated_line"),
+        ]
+    );
+    assert_eq!(events.iter().map(|e| e.source.line).collect::<Vec<_>>(), [1, 7]);
+    assert_eq!(report.diagnostics[3].problem.message, "expected a JSON object, but found a string");
+    assert_eq!(report.diagnostics[4].problem.message, "expected a JSON object, but found an array");
+}
+
+#[test]
+fn empty_summary_only_and_snapshot_only_files_convert() {
+    let (events, report) = read("empty-session.jsonl");
+    assert_eq!((events.len(), report.lines), (0, 0));
+    let (events, report) = read("summary-only.jsonl");
+    assert_eq!((events.len(), report.lines, report.diagnostics.len()), (1, 1, 0));
+    assert_eq!(events[0].session_id, "summary-only", "no sessionId: the file's stem");
+    let (events, report) = read("snapshot-only.jsonl");
+    assert_eq!((events.len(), report.diagnostics.len()), (1, 0));
+    assert_eq!(meta_type(&events[0]), Some(MetaType::FileSnapshot));
+}
+
+#[test]
+fn orphan_calls_and_results_are_kept_and_reported() {
+    let (events, _) = read("orphan-call-and-result.jsonl");
+    let summary: SessionSummary = common::summaries(&events).into_values().next().unwrap();
+    assert_eq!(summary.orphan_calls, ["toolu_J1"]);
+    assert_eq!(summary.orphan_outputs, ["toolu_J0"]);
+    let output = events.iter().find(|e| e.kind() == Kind::ToolOutput).unwrap();
+    match &output.payload {
+        Payload::ToolOutput(o) => {
+            assert_eq!(o.is_error, Some(true));
+            assert_eq!(o.result.as_ref().unwrap().get(), r#""Error: no such tool use""#);
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn tool_result_without_is_error_is_unknown_not_false() {
+    let (events, _) = read("streamed-response-usage.jsonl");
+    let outputs: Vec<_> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolOutput(o) => Some(o),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outputs.len(), 2);
+    assert!(outputs.iter().all(|o| o.is_error.is_none()));
+    assert_eq!(outputs[1].name.as_deref(), Some("Read"), "named after its call");
+}
+
+#[test]
+fn a_line_over_ten_megabytes_converts() {
+    let text = "x".repeat(11 * 1024 * 1024);
+    let line = serde_json::json!({"type": "user", "sessionId": "big", "uuid": "u", "message": {"role": "user", "content": text}});
+    let bytes = format!("{line}\n").into_bytes();
+    let mut events = Vec::new();
+    let report = Claude
+        .read(Input { name: "big.jsonl", bytes: Box::new(&bytes[..]), shared: &mut Shared::default() }, &mut |e| {
+            events.push(e);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!((report.lines_mapped, events.len()), (1, 1));
+    match &events[0].payload {
+        Payload::Message(m) => assert_eq!(m.text.len(), text.len()),
+        _ => unreachable!(),
+    }
+}
+
+// --- the real corpus -------------------------------------------------------------------------
+
+fn real_claude() -> Option<PathBuf> {
+    Some(common::shared_corpus()?.join("claude"))
+}
+
+/// Usage per session over the real corpus, the way a run reads it.
+fn real_totals(root: &Path) -> std::collections::BTreeMap<String, [u64; 5]> {
+    let (events, _) = common::read_tree(&Claude, root);
+    common::summaries(&events)
+        .into_iter()
+        .filter(|(_, s)| s.usage.responses > 0)
+        .map(|(id, s)| {
+            let u = s.usage;
+            (id, [u.input_tokens, u.cache_write_tokens, u.cache_read_tokens, u.output_tokens, u.responses])
+        })
+        .collect()
+}
+
+#[test]
+fn usage_totals_match_the_independent_reader_on_real_sessions() {
+    let Some(root) = real_claude() else { return };
+    let totals = real_totals(&root);
+    // [input, cache write, cache read, output, responses], from tests/independent/claude_usage.py.
+    let expected: [(&str, [u64; 5]); 6] = [
+        // 2.1.39, compaction, a subagent and the compaction agent's file
+        ("258c7280-ae70-4798-800f-63464d01a85d", [198, 394137, 14972534, 38908, 156]),
+        // 2.1.114, six teammate subagents in <session>/subagents/
+        ("ef958aa1-0e93-49f0-bb71-150f63befcd1", [2546, 398573, 2455695, 53458, 83]),
+        // 1.0.98, inline sidechains
+        ("fe5e1c67-53e7-4862-81ae-d0e013e3270b", [818, 137976, 3647854, 51933, 170]),
+        // 2.0.37 with a Task agent file beside it
+        ("cb2e607c-c758-415a-8b45-c49e4631906a", [1739, 152097, 3483153, 23762, 81]),
+        // 1.0.56, responses split over lines with differing output counts
+        ("12a546d1-83a7-49a6-abba-5400db340b43", [206, 29126, 1167066, 6064, 36]),
+        // 2.0.74, rewinds and a real Task agent among warmup agents
+        ("b3edadab-bca0-4054-9b41-f7ffa6941260", [7486, 45563, 315668, 1823, 23]),
+    ];
+    for (session, want) in expected {
+        assert_eq!(totals.get(session), Some(&want), "{session}");
+    }
+}
+
+#[test]
+fn usage_totals_match_the_independent_script_for_every_session() {
+    let Some(root) = real_claude() else { return };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/claude_usage.py");
+    let Ok(out) = std::process::Command::new("python3").arg(script).arg(&root).output() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
+        eprintln!("notice: python3 is not available; skipping");
+        return;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let independent: std::collections::BTreeMap<String, serde_json::Value> =
+        serde_json::from_slice(&out.stdout).unwrap();
+    let independent: std::collections::BTreeMap<String, [u64; 5]> = independent
+        .into_iter()
+        .map(|(id, t)| {
+            let n = |k: &str| t[k].as_u64().unwrap();
+            (id, [n("input"), n("cache_write"), n("cache_read"), n("output"), n("responses")])
+        })
+        .collect();
+    assert!(independent.len() > 20);
+    assert_eq!(real_totals(&root), independent);
+}
+
+#[test]
+fn one_tool_call_per_tool_use_id_and_outputs_link_to_their_calls() {
+    let Some(root) = real_claude() else { return };
+    for (path, _) in common::session_files(&root) {
+        let name = path.display().to_string();
+        // Independent count: distinct tool_use ids in the file, read with serde_json::Value.
+        let mut ids = std::collections::BTreeSet::new();
+        for line in std::fs::read_to_string(&path).unwrap().lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            if v["type"] != "assistant" {
+                continue;
+            }
+            for block in v["message"]["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_use" {
+                    ids.insert(block["id"].as_str().unwrap_or_default().to_owned());
+                }
+            }
+        }
+        let (events, _) = common::read_file(&Claude, &path, &name);
+        let calls: std::collections::BTreeMap<String, String> = events
+            .iter()
+            .filter_map(|e| match &e.payload {
+                Payload::ToolCall(c) if c.name != "user_shell" => {
+                    Some((c.call_id.clone().unwrap_or_default(), c.name.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        let call_events =
+            events.iter().filter(|e| matches!(&e.payload, Payload::ToolCall(c) if c.name != "user_shell")).count();
+        assert_eq!(call_events, ids.len(), "{name}: tool_call events");
+        assert_eq!(calls.keys().cloned().collect::<std::collections::BTreeSet<_>>(), ids, "{name}");
+        for e in &events {
+            if let Payload::ToolOutput(o) = &e.payload
+                && let Some(name_of_call) = o.call_id.as_ref().and_then(|id| calls.get(id))
+            {
+                assert_eq!(o.name.as_ref(), Some(name_of_call), "{name}: output of {:?} not linked", o.call_id);
+            }
+        }
+    }
+}
+
+#[test]
+fn real_subagent_files_link_to_the_call_that_spawned_them() {
+    let Some(root) = real_claude() else { return };
+    let (events, _) = common::read_tree(&Claude, &root.join("claude-code-log/-experiments-worktrees"));
+    let calls: std::collections::BTreeSet<String> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolCall(c) if c.name == "Agent" => c.call_id.clone(),
+            _ => None,
+        })
+        .collect();
+    let subagents: std::collections::BTreeMap<String, Option<String>> =
+        events.iter().filter_map(|e| Some((e.agent_id.clone()?, e.parent_call_id.clone()))).collect();
+    assert_eq!(subagents.len(), 6);
+    for (agent, call) in &subagents {
+        let call = call.as_ref().unwrap_or_else(|| panic!("{agent} is not linked"));
+        assert!(calls.contains(call), "{agent} links to {call}, which is no Agent call");
+    }
+}
