@@ -284,3 +284,12 @@ fn validate_rejects_each_broken_line_with_its_reason() {
     assert!(stderr.contains("line 4: invalid JSON: EOF while parsing a value"), "{stderr}");
     assert!(stderr.contains("4 lines, 4 invalid"), "{stderr}");
 }
+
+#[test]
+fn zstd_compressed_rollouts_are_read() {
+    let out = cargo_bin_cmd!("agentlog").args(["convert", &corpus("codex/zstd-compressed")]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines = parse_lines(&out.stdout);
+    assert_eq!(lines.len(), 3);
+    assert!(lines.iter().all(|l| l.agent == "codex" && l.source.file.ends_with(".jsonl.zst")));
+}

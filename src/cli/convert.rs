@@ -145,10 +145,15 @@ fn create_temp(path: &Path) -> io::Result<(File, PathBuf)> {
     Ok((File::create(&temp)?, temp))
 }
 
+/// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
+/// decompressed as they are read.
 fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
     const CAPACITY: usize = 256 * 1024;
     Ok(match input {
         InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
+        InputSpec::File(path) if path.ends_with(".zst") => {
+            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
+        }
         InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
     })
 }

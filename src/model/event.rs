@@ -330,6 +330,9 @@ pub enum MetaType {
     TurnEnd,
     /// Token usage of one model response.
     Usage,
+    /// Usage or rate-limit counters reported again without a new response (cumulative
+    /// re-emits, rows before the first response, replayed history).
+    UsageSnapshot,
     /// Context compaction: the history before it was summarised.
     Compaction,
     /// A session title.
@@ -354,6 +357,9 @@ pub enum MetaType {
     TaskNotification,
     /// Earlier turns were rolled back.
     Rollback,
+    /// A tool the model provider ran on its side (web search, image generation, tool search);
+    /// the log holds no call id or output to pair it with.
+    ServerTool,
     /// A record this version of agentlog does not know; `data` holds it whole.
     Unknown,
 }

@@ -1,116 +1,778 @@
 //! Codex rollout lines → events.
+//!
+//! Three things span lines and are handled here:
+//!
+//! - **Duplicate channels.** Each visible message is written twice, as a `response_item` and as
+//!   an `event_msg` (`user_message` right after its item, `agent_message` and
+//!   `agent_reasoning` right before theirs). The item is kept; its twin adds what only it has
+//!   (`local_images`, `phase`) and is listed in the item's `extra.merged_lines`. The pairing is
+//!   by position, since sanitised files redact the two copies differently.
+//! - **Tool results** are enriched by `patch_apply_end` (before the output) and
+//!   `exec_command_end` / `mcp_tool_call_end` (right after it).
+//! - **Token counts** are cumulative (§7): the positive delta of `total_token_usage` is one
+//!   model call; rows that did not advance are re-emits; a drop is a reset that counts the row's
+//!   `last_token_usage`.
 
-use super::raw::{self, Item, SessionMeta};
-use crate::model::{Context, Event, Json, Message, Meta, MetaType, Part, Payload, Role, Source};
+use std::collections::HashMap;
+
+use serde_json::value::RawValue;
+
+use super::output;
+use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TokenUsage, TurnContext};
+use crate::model::{
+    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
+};
 use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, parse_object, parse_time};
+
+/// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
+const INJECTED_PREFIXES: [&str; 15] = [
+    "<user_instructions>",
+    "# AGENTS.md instructions for ",
+    "<environment_context>",
+    "<skill>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<subagent_notification>",
+    "<permissions instructions>",
+    "<model_switch>",
+    "<collaboration_mode>",
+    "<realtime_conversation>",
+    "<personality_spec>",
+    "<apps_instructions>",
+    "<skills_instructions>",
+    "<plugins_instructions>",
+];
+
+/// Forked lines are written in one burst at fork time; lines within this window of the
+/// replayed parent header belong to the replay.
+const REPLAY_WINDOW_MS: i64 = 2000;
 
 /// Maps the lines of one rollout file.
 pub struct Mapper {
     /// The thread id: from `session_meta`, else the UUID at the end of the file name.
     session_id: String,
-    /// Context from the session header, applied to every later event.
+    /// Context in force: from the session header and the latest `turn_context`.
     context: Context,
+    /// Subagent identity, from the session header.
+    agent_id: Option<String>,
+    parent_session_id: Option<String>,
     /// Whether a session header has been seen: only the first one is canonical.
     seen_meta: bool,
+    /// Whether lines come in the envelope (0.32+), where typed prompts have a `user_message` twin.
+    envelope: bool,
+    /// Set for a forked thread: the parent's history is replayed after a second header.
+    forked: bool,
+    /// Start of the replay burst while it lasts.
+    replay_from: Option<chrono::DateTime<chrono::Utc>>,
+    /// Cumulative counters of the last `token_count` row that had them.
+    last_total: Option<TokenUsage>,
+    held: Option<Held>,
+    /// `agent_reasoning` events waiting for the reasoning item they copy.
+    pending_reasoning: Vec<Event>,
+    /// Tool names by call id, to name outputs.
+    tools: HashMap<String, String>,
+    /// `patch_apply_end` facts waiting for their output.
+    ends: HashMap<String, End>,
+}
+
+/// An event held back one line, because the next line may complete it.
+enum Held {
+    /// A user message item: typed if its `user_message` twin follows, injected otherwise.
+    UserItem(Event),
+    /// An `agent_message` event: a copy of the assistant message item that follows.
+    AgentMessage(Event),
+    /// A tool output, which `exec_command_end` or `mcp_tool_call_end` may follow.
+    Output(Event),
+}
+
+/// Facts about a tool run from the extended events.
+#[derive(Debug, Default, Clone, Copy)]
+struct End {
+    exit_code: Option<i64>,
+    duration_ms: Option<u64>,
+    is_error: Option<bool>,
+}
+
+/// What one line is, decided before anything is emitted.
+enum Step {
+    /// Events to emit as they are. `transparent` steps (counters, settings) leave pending
+    /// reasoning copies waiting.
+    Events {
+        events: Vec<Event>,
+        transparent: bool,
+    },
+    UserItem(Event),
+    UserMessage(Event),
+    AgentMessage(Event),
+    AssistantItem(Event),
+    ReasoningEvent(Event),
+    ReasoningItem(Event),
+    Output(Event),
+    /// An `exec_command_end` or `mcp_tool_call_end`: its own meta event, and facts for the output.
+    OutputEnd {
+        call_id: String,
+        end: End,
+        event: Event,
+    },
 }
 
 impl Mapper {
     /// A mapper for the file named `name`.
     pub fn new(name: &str) -> Self {
-        Mapper { session_id: session_id_from_name(name), context: Context::default(), seen_meta: false }
+        Mapper {
+            session_id: session_id_from_name(name),
+            context: Context::default(),
+            agent_id: None,
+            parent_session_id: None,
+            seen_meta: false,
+            envelope: false,
+            forked: false,
+            replay_from: None,
+            last_total: None,
+            held: None,
+            pending_reasoning: Vec::new(),
+            tools: HashMap::new(),
+            ends: HashMap::new(),
+        }
     }
 
-    fn event(&self, line: Line<'_>, timestamp: Option<&str>, record_type: String, payload: Payload) -> Event {
+    fn event(&mut self, line: Line<'_>, timestamp: Option<&str>, record_type: &str, payload: Payload) -> Event {
         let mut event = Event::new(self.session_id.clone(), payload);
         event.timestamp = timestamp.and_then(parse_time);
         event.context = self.context.clone();
-        event.source =
-            Source { file: String::new(), line: line.number, byte_offset: line.offset, record_type: Some(record_type) };
+        event.agent_id = self.agent_id.clone();
+        event.is_sidechain = self.agent_id.is_some();
+        event.parent_session_id = self.parent_session_id.clone();
+        event.copied = self.is_replayed(event.timestamp);
+        event.source = Source {
+            file: String::new(),
+            line: line.number,
+            byte_offset: line.offset,
+            record_type: Some(record_type.to_owned()),
+        };
         event
     }
 
-    /// Takes the session header's facts into account; only the first header counts.
-    fn session_meta(&mut self, text: &str) -> Result<(), LineError> {
-        let meta: SessionMeta<'_> = serde_json::from_str(text)?;
-        if !self.seen_meta {
-            self.seen_meta = true;
-            if let Some(id) = meta.id {
-                self.session_id = id.into_owned();
+    /// Whether a line of a forked thread belongs to the replayed parent history.
+    fn is_replayed(&mut self, at: Option<chrono::DateTime<chrono::Utc>>) -> bool {
+        let Some(from) = self.replay_from else { return false };
+        match at {
+            Some(at) if (at - from).num_milliseconds() <= REPLAY_WINDOW_MS => true,
+            None => true,
+            Some(_) => {
+                self.replay_from = None;
+                false
             }
-            self.context.cwd = meta.cwd.map(|s| s.into_owned());
-            self.context.agent_version = meta.cli_version.map(|s| s.into_owned());
-            self.context.git_branch = meta.git.and_then(|g| g.branch).map(|s| s.into_owned());
+        }
+    }
+
+    /// Takes the session header's facts into account; only the first header counts, and in a
+    /// forked thread a second one starts the replay of the parent's history.
+    fn session_meta(&mut self, raw: &str, timestamp: Option<&str>) -> Result<(), LineError> {
+        let meta: SessionMeta<'_> = serde_json::from_str(raw)?;
+        if self.seen_meta {
+            if self.forked && self.replay_from.is_none() {
+                self.replay_from = timestamp.and_then(parse_time).or(Some(chrono::DateTime::<chrono::Utc>::MIN_UTC));
+            }
+            return Ok(());
+        }
+        self.seen_meta = true;
+        if let Some(id) = meta.id {
+            self.session_id = id.into_owned();
+        }
+        self.context.cwd = meta.cwd.map(|s| s.into_owned());
+        self.context.agent_version = meta.cli_version.map(|s| s.into_owned());
+        self.context.git_branch = meta.git.and_then(|g| g.branch).map(|s| s.into_owned());
+        if let Some(parent) = meta.forked_from_id {
+            self.forked = true;
+            self.parent_session_id = Some(parent.into_owned());
+        }
+        let spawn = meta
+            .source
+            .and_then(|s| serde_json::from_str::<raw::SubagentSource<'_>>(s.get()).ok())
+            .and_then(|s| s.subagent)
+            .map(|sub| {
+                let spawn = serde_json::from_str::<raw::ThreadSpawn<'_>>(sub.get()).ok().and_then(|t| t.thread_spawn);
+                let name = serde_json::from_str::<String>(sub.get()).ok();
+                (spawn, name)
+            });
+        if let Some((spawn, name)) = spawn {
+            let spawn_parent = spawn.as_ref().and_then(|s| s.parent_thread_id.as_deref().map(str::to_owned));
+            let spawn_name =
+                spawn.as_ref().and_then(|s| s.agent_nickname.as_deref().or(s.agent_path.as_deref()).map(str::to_owned));
+            self.parent_session_id = spawn_parent.or(self.parent_session_id.take());
+            self.agent_id = spawn_name.or(name).or_else(|| Some(self.session_id.clone()));
+        }
+        if let Some(parent) = meta.parent_thread_id {
+            self.parent_session_id = Some(parent.into_owned());
+            let name = meta.agent_nickname.or(meta.agent_path).map(|s| s.into_owned());
+            self.agent_id = name.or_else(|| Some(self.session_id.clone()));
         }
         Ok(())
+    }
+
+    /// Reads one line into a [`Step`] (nothing is emitted yet).
+    fn step(&mut self, line: Line<'_>) -> Result<Step, LineError> {
+        let record: raw::Line<'_> = parse_object(line.text)?;
+        let ts = record.timestamp.as_deref();
+        match (record.line_type.as_deref(), record.payload) {
+            (Some(line_type), Some(payload)) => {
+                self.envelope = true;
+                self.envelope_step(line, ts, line_type, payload)
+            }
+            (None, None) if record.record_type.is_some() => {
+                // A legacy state marker (0.8–0.31): a batch boundary, sometimes with the
+                // previous response id.
+                Ok(self.events(line, ts, "state", meta(MetaType::System, Json::parse(line.text)?), false))
+            }
+            (None, None) if record.id.is_some() => {
+                self.session_meta(line.text, ts)?;
+                Ok(self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::parse(line.text)?), false))
+            }
+            (Some(_), None) => {
+                let raw: &RawValue = serde_json::from_str(line.text)?;
+                self.item_step(line, None, raw)
+            }
+            _ => Ok(self.events(line, ts, "unknown", unknown(Json::parse(line.text)?), false)),
+        }
+    }
+
+    fn events(
+        &mut self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        record_type: &str,
+        payload: Payload,
+        transparent: bool,
+    ) -> Step {
+        let event = self.event(line, ts, record_type, payload);
+        Step::Events { events: vec![event], transparent }
+    }
+
+    fn envelope_step(
+        &mut self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        line_type: &str,
+        payload: &RawValue,
+    ) -> Result<Step, LineError> {
+        Ok(match line_type {
+            "session_meta" => {
+                self.session_meta(payload.get(), ts)?;
+                self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::from_raw(payload)), false)
+            }
+            "turn_context" => {
+                let turn: TurnContext<'_> = serde_json::from_str(payload.get())?;
+                if let Some(model) = turn.model {
+                    self.context.model = Some(model.into_owned());
+                }
+                if let Some(cwd) = turn.cwd {
+                    self.context.cwd = Some(cwd.into_owned());
+                }
+                self.events(line, ts, "turn_context", meta(MetaType::TurnContext, Json::from_raw(payload)), true)
+            }
+            "compacted" => {
+                // `replacement_history` repeats earlier messages: kept as data, never re-emitted.
+                self.events(line, ts, "compacted", meta(MetaType::Compaction, Json::from_raw(payload)), false)
+            }
+            "response_item" => self.item_step(line, ts, payload)?,
+            "event_msg" => self.event_msg_step(line, ts, payload)?,
+            other => self.events(line, ts, other, unknown(Json::parse(line.text)?), false),
+        })
+    }
+
+    fn item_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
+        let item: Item<'_> = serde_json::from_str(raw.get())?;
+        let record_type = if ts.is_some() || self.envelope {
+            format!("response_item/{}", item.item_type)
+        } else {
+            item.item_type.clone().into_owned()
+        };
+        let data = || Json::from_raw(raw);
+        let one = |this: &mut Self, payload| Ok(this.events(line, ts, &record_type, payload, false));
+        match item.item_type.as_ref() {
+            "message" => {
+                let Some((message, injected)) = message_item(&item) else { return one(self, unknown(data())) };
+                let role = message.role;
+                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
+                event.injected = injected;
+                Ok(match role {
+                    Role::User if self.envelope => Step::UserItem(event),
+                    Role::Assistant => Step::AssistantItem(event),
+                    _ => Step::Events { events: vec![event], transparent: false },
+                })
+            }
+            "reasoning" => {
+                let text = join(item.summary.iter().flatten());
+                let raw_text = item.content.as_ref().map(|c| join(c.iter())).filter(|t| !t.is_empty());
+                let encrypted = item.encrypted_content.is_some_and(|e| e.get() != "null");
+                let reasoning = Reasoning {
+                    omitted: text.is_empty() && raw_text.is_none(),
+                    text,
+                    raw_text,
+                    encrypted,
+                    signature: None,
+                };
+                Ok(Step::ReasoningItem(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))))
+            }
+            "function_call" | "custom_tool_call" | "local_shell_call" => {
+                let name = match item.item_type.as_ref() {
+                    "local_shell_call" => "local_shell".to_owned(),
+                    _ => item.name.as_deref().unwrap_or_default().to_owned(),
+                };
+                let (input, input_text) = match item.item_type.as_ref() {
+                    "function_call" => arguments(item.arguments)?,
+                    "custom_tool_call" => match item.input.as_deref() {
+                        Some(text) => json_or_text(text),
+                        None => (None, None),
+                    },
+                    _ => (item.action.map(Json::from_raw), None),
+                };
+                let call_id =
+                    item.call_id.as_deref().or(item.id.as_deref().filter(|_| item.item_type == "local_shell_call"));
+                let call_id = call_id.map(str::to_owned);
+                if let Some(id) = &call_id {
+                    self.tools.insert(id.clone(), name.clone());
+                }
+                one(self, Payload::ToolCall(ToolCall { call_id, name, input, input_text }))
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let out = match item.output {
+                    None => output::Output::default(),
+                    Some(raw) => output::parse(raw)?,
+                };
+                let call_id = item.call_id.as_deref().map(str::to_owned);
+                let end = call_id.as_ref().and_then(|id| self.ends.remove(id)).unwrap_or_default();
+                let name =
+                    call_id.as_ref().and_then(|id| self.tools.get(id).cloned()).or(item.name.map(|n| n.into_owned()));
+                let payload = Payload::ToolOutput(ToolOutput {
+                    call_id,
+                    name,
+                    text: out.text,
+                    parts: out.parts,
+                    is_error: end.is_error,
+                    exit_code: out.exit_code.or(end.exit_code),
+                    duration_ms: out.duration_ms.or(end.duration_ms),
+                    result: None,
+                });
+                Ok(Step::Output(self.event(line, ts, &record_type, payload)))
+            }
+            // Run by the provider, not by Codex: no call id or output to pair with (§4.3).
+            "web_search_call" | "image_generation_call" | "tool_search_call" | "tool_search_output" => {
+                one(self, meta(MetaType::ServerTool, data()))
+            }
+            "ghost_snapshot" => one(self, meta(MetaType::FileSnapshot, data())),
+            "compaction" | "compaction_summary" | "context_compaction" => one(self, meta(MetaType::Compaction, data())),
+            "agent_message" => one(self, meta(MetaType::System, data())),
+            _ => one(self, unknown(data())),
+        }
+    }
+
+    fn event_msg_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
+        let msg: EventMsg<'_> = serde_json::from_str(raw.get())?;
+        let record_type = format!("event_msg/{}", msg.event_type);
+        let data = || Json::from_raw(raw);
+        let meta_type = match msg.event_type.as_ref() {
+            "user_message" => {
+                let mut parts = vec![Part::Text { text: msg.message.as_deref().unwrap_or_default().to_owned() }];
+                parts.extend(msg.images.iter().flatten().map(|url| image_part(url)));
+                let mut event =
+                    self.event(line, ts, &record_type, Payload::Message(Message::from_parts(Role::User, parts)));
+                let kind_injected = msg.kind.as_deref().is_some_and(|k| k != "plain");
+                event.injected = kind_injected || is_injected_text(msg.message.as_deref().unwrap_or_default());
+                if let Some(local) = msg.local_images.filter(|l| l.get() != "[]" && l.get() != "null") {
+                    add_extra(&mut event, "local_images", Json::from_raw(local));
+                }
+                return Ok(Step::UserMessage(event));
+            }
+            "agent_message" => {
+                let text = msg.message.as_deref().unwrap_or_default().to_owned();
+                let mut message = Message::from_parts(Role::Assistant, vec![Part::Text { text }]);
+                message.phase = msg.phase.map(|p| p.into_owned());
+                return Ok(Step::AgentMessage(self.event(line, ts, &record_type, Payload::Message(message))));
+            }
+            "agent_reasoning" | "agent_reasoning_raw_content" => {
+                let text = msg.text.as_deref().unwrap_or_default().to_owned();
+                let raw_content = msg.event_type == "agent_reasoning_raw_content";
+                let reasoning = Reasoning {
+                    text: if raw_content { String::new() } else { text.clone() },
+                    raw_text: raw_content.then_some(text),
+                    encrypted: false,
+                    omitted: false,
+                    signature: None,
+                };
+                return Ok(Step::ReasoningEvent(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))));
+            }
+            "token_count" => {
+                let payload = self.token_count(msg.info, data(), ts);
+                return Ok(self.events(line, ts, &record_type, payload, true));
+            }
+            "exec_command_end" | "mcp_tool_call_end" => {
+                let duration_ms = msg.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
+                let is_error =
+                    msg.result.and_then(|r| serde_json::from_str::<McpResult>(r.get()).ok()).and_then(|r| match r {
+                        McpResult::Ok(ok) => ok.is_error,
+                        McpResult::Err(_) => Some(true),
+                    });
+                let end = End { exit_code: msg.exit_code, duration_ms, is_error };
+                let event = self.event(line, ts, &record_type, meta(MetaType::System, data()));
+                return Ok(match msg.call_id {
+                    Some(call_id) => Step::OutputEnd { call_id: call_id.into_owned(), end, event },
+                    None => Step::Events { events: vec![event], transparent: false },
+                });
+            }
+            "patch_apply_end" => {
+                if let Some(call_id) = &msg.call_id {
+                    let end = End { exit_code: None, duration_ms: None, is_error: msg.success.map(|ok| !ok) };
+                    self.ends.insert(call_id.clone().into_owned(), end);
+                }
+                MetaType::System
+            }
+            "task_started" | "turn_started" => MetaType::TurnStart,
+            "task_complete" | "turn_complete" => MetaType::TurnEnd,
+            "turn_aborted" => MetaType::Interrupt,
+            "thread_rolled_back" | "undo_completed" => MetaType::Rollback,
+            "thread_name_updated" => {
+                let title = serde_json::json!({ "title": msg.thread_name, "source": "custom", "record": data() });
+                return Ok(self.events(line, ts, &record_type, meta(MetaType::Title, Json::from_value(&title)), false));
+            }
+            "context_compacted"
+            | "error"
+            | "warning"
+            | "web_search_end"
+            | "item_completed"
+            | "entered_review_mode"
+            | "exited_review_mode"
+            | "image_generation_end"
+            | "view_image_tool_call"
+            | "guardian_assessment"
+            | "dynamic_tool_call_request"
+            | "dynamic_tool_call_response"
+            | "thread_goal_updated"
+            | "sub_agent_activity"
+            | "turn_moderation_metadata"
+            | "thread_settings_applied"
+            | "stream_error"
+            | "model_reroute" => MetaType::System,
+            t if t.starts_with("collab_") => MetaType::System,
+            _ => MetaType::Unknown,
+        };
+        let payload =
+            if meta_type == MetaType::Unknown { unknown(Json::parse(line.text)?) } else { meta(meta_type, data()) };
+        Ok(self.events(line, ts, &record_type, payload, false))
+    }
+
+    /// One `token_count` row: a `usage` event when it reports a new model call, otherwise a
+    /// `usage_snapshot` (a re-emit, an `info: null` row, a synthetic row, or replayed history).
+    fn token_count(&mut self, info: Option<TokenInfo>, data: Json, ts: Option<&str>) -> Payload {
+        let snapshot =
+            || Payload::Meta(Meta { meta_type: MetaType::UsageSnapshot, data: Some(data.clone()), usage: None });
+        let Some(info) = info else { return snapshot() };
+        let Some(total) = info.total_token_usage else { return snapshot() };
+        let previous = self.last_total.replace(total);
+        if self.is_replayed(ts.and_then(parse_time)) {
+            return snapshot();
+        }
+        let call = match previous {
+            None => Some(total),
+            // A counter went down: a reset (on context overflow Codex sets input and output to 0
+            // and the total to the context window). This row's own usage is the call's.
+            Some(p)
+                if total.input_tokens < p.input_tokens
+                    || total.output_tokens < p.output_tokens
+                    || total.total() < p.total() =>
+            {
+                info.last_token_usage
+            }
+            Some(p) if total.total() > p.total() => Some(TokenUsage {
+                input_tokens: total.input_tokens - p.input_tokens,
+                cached_input_tokens: total.cached_input_tokens.saturating_sub(p.cached_input_tokens),
+                output_tokens: total.output_tokens - p.output_tokens,
+                reasoning_output_tokens: total.reasoning_output_tokens.saturating_sub(p.reasoning_output_tokens),
+                total_tokens: Some(total.total() - p.total()),
+            }),
+            // Did not advance: the same counters sent again.
+            Some(_) => None,
+        };
+        // After compaction Codex writes an estimate with no input or output: not a call.
+        let call = call.filter(|u| u.input_tokens > 0 || u.output_tokens > 0);
+        let Some(u) = call else { return snapshot() };
+        let cached = u.cached_input_tokens.min(u.input_tokens);
+        Payload::Meta(Meta {
+            meta_type: MetaType::Usage,
+            data: Some(data),
+            usage: Some(Usage {
+                input_tokens: Some(u.input_tokens - cached),
+                cache_read_tokens: Some(cached),
+                cache_write_tokens: None,
+                output_tokens: Some(u.output_tokens),
+                reasoning_tokens: Some(u.reasoning_output_tokens),
+                total_tokens: Some(u.total()),
+                model: self.context.model.clone(),
+                response_id: None,
+            }),
+        })
+    }
+
+    /// Emits what the held slot and the pending reasoning copies hold, as they are.
+    fn flush(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        self.flush_held(out)?;
+        self.flush_reasoning(out)
+    }
+
+    fn flush_held(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        match self.held.take() {
+            None => Ok(()),
+            // No `user_message` twin: context Codex injected, not something the user typed.
+            Some(Held::UserItem(mut event)) => {
+                event.injected = true;
+                out.emit(event, 0)
+            }
+            Some(Held::AgentMessage(event) | Held::Output(event)) => out.emit(event, 0),
+        }
+    }
+
+    fn flush_reasoning(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        for event in std::mem::take(&mut self.pending_reasoning) {
+            out.emit(event, 0)?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, step: Step, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        match step {
+            Step::Events { events, transparent } => {
+                self.flush_held(out)?;
+                if !transparent {
+                    self.flush_reasoning(out)?;
+                }
+                for (slot, event) in events.into_iter().enumerate() {
+                    out.emit(event, slot as u32)?;
+                }
+                Ok(())
+            }
+            Step::UserItem(event) => {
+                self.flush(out)?;
+                self.held = Some(Held::UserItem(event));
+                Ok(())
+            }
+            Step::UserMessage(twin) => match self.held.take() {
+                Some(Held::UserItem(mut item)) => {
+                    item.injected |= twin.injected;
+                    merge_twin(&mut item, &twin);
+                    out.emit(item, 0)
+                }
+                other => {
+                    self.held = other;
+                    self.flush(out)?;
+                    out.emit(twin, 0)
+                }
+            },
+            Step::AgentMessage(event) => {
+                self.flush_held(out)?;
+                self.held = Some(Held::AgentMessage(event));
+                Ok(())
+            }
+            Step::AssistantItem(mut item) => {
+                match self.held.take() {
+                    Some(Held::AgentMessage(twin)) => {
+                        if let (Payload::Message(m), Payload::Message(t)) = (&mut item.payload, &twin.payload)
+                            && m.phase.is_none()
+                        {
+                            m.phase.clone_from(&t.phase);
+                        }
+                        merge_twin(&mut item, &twin);
+                    }
+                    other => {
+                        self.held = other;
+                        self.flush_held(out)?;
+                    }
+                }
+                self.flush_reasoning(out)?;
+                out.emit(item, 0)
+            }
+            Step::ReasoningEvent(event) => {
+                self.flush_held(out)?;
+                self.pending_reasoning.push(event);
+                Ok(())
+            }
+            Step::ReasoningItem(mut item) => {
+                self.flush_held(out)?;
+                for twin in std::mem::take(&mut self.pending_reasoning) {
+                    if let (Payload::Reasoning(r), Payload::Reasoning(t)) = (&mut item.payload, &twin.payload)
+                        && r.raw_text.is_none()
+                    {
+                        r.raw_text.clone_from(&t.raw_text);
+                    }
+                    merge_twin(&mut item, &twin);
+                }
+                out.emit(item, 0)
+            }
+            Step::Output(event) => {
+                self.flush(out)?;
+                self.held = Some(Held::Output(event));
+                Ok(())
+            }
+            Step::OutputEnd { call_id, end, event } => {
+                if let Some(Held::Output(mut output)) = self.held.take() {
+                    if let Payload::ToolOutput(o) = &mut output.payload
+                        && o.call_id.as_deref() == Some(call_id.as_str())
+                    {
+                        o.exit_code = o.exit_code.or(end.exit_code);
+                        o.duration_ms = o.duration_ms.or(end.duration_ms);
+                        o.is_error = o.is_error.or(end.is_error);
+                    }
+                    out.emit(output, 0)?;
+                }
+                self.flush(out)?;
+                out.emit(event, 0)
+            }
+        }
+    }
+}
+
+impl Mapper {
+    /// Maps a TypeScript-era document `{session, items}` (`codex-format.md` §9); `None` when
+    /// `text` is not one, so that it is read line by line instead.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub fn document<'t>(&mut self, text: &'t str, out: &mut Emitter<'_>) -> std::io::Result<Option<()>> {
+        let Ok(doc) = serde_json::from_str::<raw::Document<'t>>(text) else { return Ok(None) };
+        // Items are placed by the line on which they start in the pretty-printed file.
+        let mut counted = (0usize, 1u64);
+        let mut place = |raw: &'t RawValue| -> Line<'t> {
+            let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            counted.1 += text[counted.0..offset].bytes().filter(|b| *b == b'\n').count() as u64;
+            counted.0 = offset;
+            Line { number: counted.1, offset: offset as u64, text: raw.get() }
+        };
+        let line = place(doc.session);
+        if self.session_meta(doc.session.get(), None).is_err() {
+            return Ok(None);
+        }
+        let header = self.event(line, None, "session", meta(MetaType::SessionStart, Json::from_raw(doc.session)));
+        let mut steps = vec![Step::Events { events: vec![header], transparent: false }];
+        for item in doc.items {
+            match self.item_step(place(item), None, item) {
+                Ok(step) => steps.push(step),
+                Err(_) => return Ok(None),
+            }
+        }
+        for step in steps {
+            self.apply(step, out)?;
+        }
+        self.flush(out)?;
+        Ok(Some(()))
     }
 }
 
 impl LineMapper for Mapper {
     fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
-        let record: raw::Line<'_> = parse_object(line.text)?;
-        let timestamp = record.timestamp.as_deref();
-        let (record_type, payload) = match (record.line_type.as_deref(), record.payload) {
-            // The envelope (0.32+).
-            (Some("session_meta"), Some(payload)) => {
-                self.session_meta(payload.get())?;
-                ("session_meta".to_owned(), meta(MetaType::SessionStart, Json::from_raw(payload)))
-            }
-            (Some("response_item"), Some(payload)) => {
-                let item: Item<'_> = serde_json::from_str(payload.get())?;
-                let record_type = format!("response_item/{}", item.item_type);
-                (record_type, response_item(item).unwrap_or_else(|| unknown(Json::from_raw(payload))))
-            }
-            (Some(other), Some(_)) => (other.to_owned(), unknown(Json::parse(line.text)?)),
-            // Bare legacy lines (0.1 to 0.31).
-            (None, None) if record.record_type.is_some() => ("state".to_owned(), unknown(Json::parse(line.text)?)),
-            (None, None) if record.id.is_some() => {
-                self.session_meta(line.text)?;
-                ("session_meta".to_owned(), meta(MetaType::SessionStart, Json::parse(line.text)?))
-            }
-            (Some(item_type), None) => {
-                let item: Item<'_> = serde_json::from_str(line.text)?;
-                let record_type = item_type.to_owned();
-                (record_type, response_item(item).map_or_else(|| Json::parse(line.text).map(unknown), Ok)?)
-            }
-            _ => ("unknown".to_owned(), unknown(Json::parse(line.text)?)),
-        };
-        let event = self.event(line, timestamp, record_type, payload);
-        out.emit(event, 0)?;
+        let step = self.step(line)?;
+        self.apply(step, out)?;
         Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        self.flush(out)
     }
 }
 
-/// A response item this reader maps; `None` for the others.
-fn response_item(item: Item<'_>) -> Option<Payload> {
-    match item.item_type.as_ref() {
-        "message" => {
-            let role = match item.role.as_deref()? {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                "developer" => Role::Developer,
-                "system" => Role::System,
-                _ => return None,
-            };
-            let mut parts = Vec::new();
-            for c in item.content.unwrap_or_default() {
-                match c.item_type.as_ref() {
-                    "input_text" | "output_text" | "text" => {
-                        parts.push(Part::Text { text: c.text.map(|t| t.into_owned()).unwrap_or_default() });
-                    }
-                    "input_image" => parts.push(Part::Image {
-                        media_type: None,
-                        data: None,
-                        url: c.image_url.map(|u| u.into_owned()),
-                    }),
-                    _ => return None,
-                }
+/// A message item's payload and whether it is injected context; `None` for items with content
+/// this reader does not know (kept whole instead).
+fn message_item(item: &Item<'_>) -> Option<(Message, bool)> {
+    let role = match item.role.as_deref()? {
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "developer" => Role::Developer,
+        "system" => Role::System,
+        _ => return None,
+    };
+    let mut parts = Vec::new();
+    for c in item.content.iter().flatten() {
+        match (c.item_type.as_ref(), &c.text, &c.image_url) {
+            // `<image>` wrappers around image parts are not text anyone wrote.
+            (_, Some(text), _) if is_image_wrapper(text) => {}
+            ("input_text" | "output_text" | "text", text, _) => {
+                parts.push(Part::Text { text: text.as_deref().unwrap_or_default().to_owned() });
             }
-            let mut message = Message::from_parts(role, parts);
-            message.phase = item.phase.map(|p| p.into_owned());
-            Some(Payload::Message(message))
+            ("input_image", _, Some(url)) => parts.push(image_part(url)),
+            _ => return None,
         }
-        _ => None,
     }
+    let mut message = Message::from_parts(role, parts);
+    message.phase = item.phase.as_deref().map(str::to_owned);
+    // Developer and system text is never typed by the user.
+    let injected =
+        matches!(role, Role::Developer | Role::System) || (role == Role::User && is_injected_text(&message.text));
+    Some((message, injected))
+}
+
+fn is_injected_text(text: &str) -> bool {
+    let t = text.trim_start();
+    INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
+}
+
+fn is_image_wrapper(text: &str) -> bool {
+    let t = text.trim();
+    t == "<image>" || t == "</image>" || (t.starts_with("<image name=") && t.ends_with('>'))
+}
+
+/// An image part from a URL; `data:` URLs are split into media type and base64 data.
+pub fn image_part(url: &str) -> Part {
+    if let Some(rest) = url.strip_prefix("data:")
+        && let Some((media_type, data)) = rest.split_once(";base64,")
+    {
+        return Part::Image { media_type: Some(media_type.to_owned()), data: Some(data.to_owned()), url: None };
+    }
+    Part::Image { media_type: None, data: None, url: Some(url.to_owned()) }
+}
+
+/// `function_call.arguments`: a string holding JSON (parsed), or text that is not JSON (kept).
+fn arguments(raw: Option<&RawValue>) -> Result<(Option<Json>, Option<String>), LineError> {
+    let Some(raw) = raw else { return Ok((None, None)) };
+    if !raw.get().starts_with('"') {
+        return Ok((Some(Json::from_raw(raw)), None));
+    }
+    let text: std::borrow::Cow<'_, str> = serde_json::from_str(raw.get())?;
+    Ok(json_or_text(&text))
+}
+
+fn json_or_text(text: &str) -> (Option<Json>, Option<String>) {
+    match Json::parse(text) {
+        Ok(json) => (Some(json), None),
+        Err(_) => (None, Some(text.to_owned())),
+    }
+}
+
+fn join<'a>(parts: impl Iterator<Item = &'a ContentItem<'a>>) -> String {
+    parts.filter_map(|p| p.text.as_deref()).collect::<Vec<_>>().join("\n")
+}
+
+/// Records on `item` that `twin` (its copy on the other channel) was folded into it.
+fn merge_twin(item: &mut Event, twin: &Event) {
+    if let Some(extra) = &twin.extra {
+        for (key, value) in extra.to_value().as_object().into_iter().flatten() {
+            add_extra(item, key, Json::from_value(value));
+        }
+    }
+    let entry = serde_json::json!({ "line": twin.source.line, "record_type": twin.source.record_type });
+    let mut lines = item
+        .extra
+        .as_ref()
+        .and_then(|e| e.to_value().get("merged_lines").cloned())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    lines.push(entry);
+    add_extra(item, "merged_lines", Json::from_value(&lines));
+}
+
+/// Sets `key` in the event's `extra` object.
+fn add_extra(event: &mut Event, key: &str, value: Json) {
+    let mut extra = event.extra.as_ref().map(Json::to_value).unwrap_or_else(|| serde_json::json!({}));
+    extra[key] = value.to_value();
+    event.extra = Some(Json::from_value(&extra));
 }
 
 fn meta(meta_type: MetaType, data: Json) -> Payload {
@@ -123,7 +785,7 @@ fn unknown(data: Json) -> Payload {
 
 /// The thread id in a rollout's file name (`rollout-2025-05-07T17-24-21-<uuid>.jsonl`), or the
 /// file's stem when it holds none.
-fn session_id_from_name(name: &str) -> String {
+pub fn session_id_from_name(name: &str) -> String {
     let stem = file_stem(name);
     // A UUID is 36 characters: 8-4-4-4-12 hex digits.
     match stem.len().checked_sub(36).and_then(|i| stem.get(i..)) {

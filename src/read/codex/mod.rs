@@ -7,12 +7,19 @@
 //! whole as `meta` events of type `unknown`.
 
 mod map;
+mod output;
 mod raw;
 
-use std::io;
+use std::io::{self, BufRead, Read};
 
 use crate::model::{Agent, Event};
-use crate::read::{Input, ReadReport, Reader, read_lines};
+use crate::read::{Emitter, Input, ReadReport, Reader, read_lines};
+
+/// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
+fn is_document(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&head[..head.len().min(256)]);
+    text.trim_start().lines().next().is_some_and(|first| first.trim() == "{")
+}
 
 /// The Codex CLI reader.
 pub struct Codex;
@@ -46,7 +53,24 @@ impl Reader for Codex {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        let mut mapper = map::Mapper::new(input.name);
-        read_lines(Agent::Codex, input.name, input.bytes, &mut mapper, out)
+        let Input { name, mut bytes, .. } = input;
+        let mut mapper = map::Mapper::new(name);
+        if !is_document(bytes.fill_buf()?) {
+            return read_lines(Agent::Codex, name, bytes, &mut mapper, out);
+        }
+        // A TypeScript-era rollout: one pretty-printed document, rewritten whole on every
+        // change, so small; it is read at once.
+        let mut text = Vec::new();
+        bytes.read_to_end(&mut text)?;
+        if let Ok(text) = std::str::from_utf8(&text) {
+            let mut emitter = Emitter::new(Agent::Codex, name, out);
+            if mapper.document(text, &mut emitter)?.is_some() {
+                let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+                return Ok(ReadReport { lines, lines_mapped: lines, events: emitter.count(), diagnostics: Vec::new() });
+            }
+        }
+        // Not a valid document after all: every line gets its own verdict.
+        let mut mapper = map::Mapper::new(name);
+        read_lines(Agent::Codex, name, Box::new(io::Cursor::new(text)), &mut mapper, out)
     }
 }

@@ -1,7 +1,8 @@
 //! Codex rollout records as they are on disk, borrowed from the line.
 //!
-//! Names follow Codex's own (`RolloutLine`, `ResponseItem`, `SessionMeta`); see
-//! `reference/codex-format.md` §3–§4 and §10.
+//! Names follow Codex's own (`RolloutLine`, `ResponseItem`, `EventMsg`, `SessionMeta`); see
+//! `reference/codex-format.md` §3–§10. Every field is optional: the shapes changed many times
+//! between 0.1 and today.
 
 use std::borrow::Cow;
 
@@ -25,15 +26,34 @@ pub struct Line<'a> {
     pub record_type: Option<Cow<'a, str>>,
 }
 
-/// `session_meta` payload (and the legacy first line), the fields the mapper uses.
+/// A TypeScript-era rollout: one JSON document `{session, items}`.
+#[derive(Debug, Deserialize)]
+pub struct Document<'a> {
+    #[serde(borrow)]
+    pub session: &'a RawValue,
+    #[serde(borrow)]
+    pub items: Vec<&'a RawValue>,
+}
+
+/// `session_meta` payload (and the legacy first line and the TypeScript `session` object).
 #[derive(Debug, Deserialize)]
 pub struct SessionMeta<'a> {
     #[serde(borrow)]
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow)]
+    pub forked_from_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub parent_thread_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
     pub cwd: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub cli_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub source: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub agent_nickname: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub agent_path: Option<Cow<'a, str>>,
     pub git: Option<Git<'a>>,
 }
 
@@ -44,20 +64,75 @@ pub struct Git<'a> {
     pub branch: Option<Cow<'a, str>>,
 }
 
+/// `source: {"subagent": …}` of a session meta.
+#[derive(Debug, Deserialize)]
+pub struct SubagentSource<'a> {
+    #[serde(borrow)]
+    pub subagent: Option<&'a RawValue>,
+}
+
+/// `subagent: {"thread_spawn": …}`.
+#[derive(Debug, Deserialize)]
+pub struct ThreadSpawn<'a> {
+    #[serde(borrow)]
+    pub thread_spawn: Option<Spawn<'a>>,
+}
+
+/// The spawn record of a sub-agent thread.
+#[derive(Debug, Deserialize)]
+pub struct Spawn<'a> {
+    #[serde(borrow)]
+    pub parent_thread_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub agent_nickname: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub agent_path: Option<Cow<'a, str>>,
+}
+
+/// `turn_context` payload, the fields the mapper uses.
+#[derive(Debug, Deserialize)]
+pub struct TurnContext<'a> {
+    #[serde(borrow)]
+    pub model: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub cwd: Option<Cow<'a, str>>,
+}
+
 /// A `ResponseItem`, every field optional; `type` says which apply.
 #[derive(Debug, Deserialize)]
 pub struct Item<'a> {
     #[serde(rename = "type", borrow)]
     pub item_type: Cow<'a, str>,
     #[serde(borrow)]
+    pub id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
     pub role: Option<Cow<'a, str>>,
+    /// Message content parts, or reasoning's raw `reasoning_text` parts.
     #[serde(borrow)]
     pub content: Option<Vec<ContentItem<'a>>>,
     #[serde(borrow)]
     pub phase: Option<Cow<'a, str>>,
+    pub summary: Option<Vec<ContentItem<'a>>>,
+    #[serde(borrow)]
+    pub encrypted_content: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub name: Option<Cow<'a, str>>,
+    /// `function_call`: a string holding JSON; `tool_search_call`: JSON.
+    #[serde(borrow)]
+    pub arguments: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub call_id: Option<Cow<'a, str>>,
+    /// `custom_tool_call`: free text.
+    #[serde(borrow)]
+    pub input: Option<Cow<'a, str>>,
+    /// Tool output: a string or an array of content items.
+    #[serde(borrow)]
+    pub output: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub action: Option<&'a RawValue>,
 }
 
-/// A `ContentItem` of a message.
+/// A `ContentItem` of a message, a summary part or a raw reasoning part.
 #[derive(Debug, Deserialize)]
 pub struct ContentItem<'a> {
     #[serde(rename = "type", borrow)]
@@ -66,4 +141,99 @@ pub struct ContentItem<'a> {
     pub text: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub image_url: Option<Cow<'a, str>>,
+}
+
+/// An `EventMsg` payload, every field optional; `type` says which apply.
+#[derive(Debug, Deserialize)]
+pub struct EventMsg<'a> {
+    #[serde(rename = "type", borrow)]
+    pub event_type: Cow<'a, str>,
+    /// `user_message` and `agent_message`.
+    #[serde(borrow)]
+    pub message: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub images: Option<Vec<Cow<'a, str>>>,
+    #[serde(borrow)]
+    pub local_images: Option<&'a RawValue>,
+    /// `user_message.kind` (0.32–0.47): `plain`, `user_instructions`, `environment_context`.
+    #[serde(borrow)]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    pub phase: Option<Cow<'a, str>>,
+    /// `agent_reasoning` and `agent_reasoning_raw_content`.
+    #[serde(borrow)]
+    pub text: Option<Cow<'a, str>>,
+    pub info: Option<TokenInfo>,
+    #[serde(borrow)]
+    pub call_id: Option<Cow<'a, str>>,
+    pub exit_code: Option<i64>,
+    pub duration: Option<Duration>,
+    pub success: Option<bool>,
+    #[serde(borrow)]
+    pub result: Option<&'a RawValue>,
+    #[serde(borrow)]
+    pub thread_name: Option<Cow<'a, str>>,
+}
+
+/// `token_count.info`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TokenInfo {
+    pub total_token_usage: Option<TokenUsage>,
+    pub last_token_usage: Option<TokenUsage>,
+}
+
+/// Codex's token counters: cached ⊆ input, reasoning ⊆ output, total = input + output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+pub struct TokenUsage {
+    #[serde(default)]
+    pub input_tokens: u64,
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    #[serde(default)]
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub reasoning_output_tokens: u64,
+    pub total_tokens: Option<u64>,
+}
+
+impl TokenUsage {
+    /// The total, or input plus output where it is missing.
+    pub fn total(&self) -> u64 {
+        self.total_tokens.unwrap_or(self.input_tokens + self.output_tokens)
+    }
+}
+
+/// A Rust `Duration` as serde writes it.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Duration {
+    pub secs: u64,
+    #[serde(default)]
+    pub nanos: u64,
+}
+
+/// `mcp_tool_call_end.result`: `{"Ok": {…, "is_error"?}}` or `{"Err": "…"}`.
+#[derive(Debug, Deserialize)]
+pub enum McpResult {
+    Ok(McpOk),
+    Err(serde::de::IgnoredAny),
+}
+
+/// The `Ok` side of an MCP result.
+#[derive(Debug, Deserialize)]
+pub struct McpOk {
+    pub is_error: Option<bool>,
+}
+
+/// The JSON-in-string tool output: `{"output": "…", "metadata": {exit_code, duration_seconds}}`.
+#[derive(Debug, Deserialize)]
+pub struct ShellOutput {
+    pub output: String,
+    pub metadata: Option<ShellMetadata>,
+}
+
+/// `metadata` of a JSON-in-string tool output.
+#[derive(Debug, Deserialize)]
+pub struct ShellMetadata {
+    pub exit_code: Option<i64>,
+    pub duration_seconds: Option<f64>,
 }
