@@ -468,3 +468,19 @@ fn real_subagent_files_link_to_the_call_that_spawned_them() {
         assert!(calls.contains(call), "{agent} links to {call}, which is no Agent call");
     }
 }
+
+#[test]
+fn fields_no_event_field_carries_are_kept_in_extra() {
+    let (events, _) = read("streamed-response-usage.jsonl");
+    let first_of_line = |line: u64| events.iter().find(|e| e.source.line == line).unwrap();
+    let extra = first_of_line(2).extra.as_ref().unwrap().to_value();
+    assert_eq!(
+        extra,
+        serde_json::json!({
+            "message": {"type": "message", "stop_reason": null, "stop_sequence": null},
+            "requestId": "req_A",
+            "userType": "external",
+        })
+    );
+    assert_eq!(first_of_line(1).extra.as_ref().unwrap().to_value(), serde_json::json!({"userType": "external"}));
+}

@@ -498,3 +498,15 @@ fn no_injected_context_is_an_unflagged_user_message() {
     }
     assert!(flagged >= 4, "the samples and the E2 file hold injected context ({flagged})");
 }
+
+#[test]
+fn item_fields_no_event_field_carries_are_kept_in_extra() {
+    let path = sample("e0-typescript-cli/rollout-2025-04-21-0a0e0000-0000-4000-8000-000000000e00.json");
+    let (events, _) = read(&path);
+    let extra = |i: usize| events[i].extra.as_ref().map(|e| e.to_value());
+    assert_eq!(extra(1), Some(serde_json::json!({"id": "msg_e0u1", "status": "completed"})));
+    assert_eq!(extra(3), Some(serde_json::json!({"id": "fc_e0f1", "status": "completed"})));
+    let (events, _) = read(&sample("injected-context-and-twins.jsonl"));
+    let reasoning = events.iter().find(|e| e.kind() == Kind::Reasoning).unwrap();
+    assert_eq!(reasoning.extra.as_ref().unwrap().to_value()["encrypted_content"], "gAAAAABsynthetic");
+}

@@ -32,7 +32,16 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
         }
     };
-    run(args).into()
+    std::panic::set_hook(Box::new(|info| {
+        let _ = writeln!(
+            io::stderr(),
+            "agentlog: internal error, this is a bug: {info}\nplease report it with the input that caused it"
+        );
+    }));
+    match std::panic::catch_unwind(|| run(args)) {
+        Ok(exit) => exit.into(),
+        Err(_) => Exit::Internal.into(),
+    }
 }
 
 /// Runs a parsed command line.

@@ -17,7 +17,7 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, leftovers, parse_object, parse_time};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -28,6 +28,26 @@ pub struct RunState {
     /// Responses (`message.id`, `requestId`) whose usage was already counted.
     counted: HashSet<(String, String)>,
 }
+
+/// Top-level fields of user and assistant records that event fields carry; the rest go to
+/// `extra`.
+const CARRIED: [&str; 12] = [
+    "type",
+    "uuid",
+    "parentUuid",
+    "sessionId",
+    "timestamp",
+    "version",
+    "cwd",
+    "gitBranch",
+    "isSidechain",
+    "agentId",
+    "isMeta",
+    "toolUseResult",
+];
+
+/// Fields of `message` that event fields carry (`usage` is carried by the usage event).
+const CARRIED_MESSAGE: [&str; 5] = ["role", "content", "id", "model", "usage"];
 
 /// Prefix of the call ids given to commands the user ran in bash mode (`!cmd`), which the
 /// source records without an id: the call is named after its record's uuid, and the output's
@@ -391,7 +411,7 @@ impl LineMapper for Mapper<'_> {
             self.leaves.insert(uuid.clone().into_owned());
         }
         let record_type = record.record_type.as_deref().unwrap_or_default();
-        let events = match record_type {
+        let mut events = match record_type {
             "user" => self.user(&head, &record, line)?,
             "assistant" => self.assistant(&head, &record, line)?,
             "system" => vec![self.system(&head, &record, line)?],
@@ -437,6 +457,12 @@ impl LineMapper for Mapper<'_> {
                 vec![with(&head, meta(meta_type, Json::parse(line.text)?))]
             }
         };
+        if matches!(record_type, "user" | "assistant")
+            && let Some(first) = events.first_mut()
+        {
+            // Fields no event field carries go with the record's first event.
+            first.extra = leftovers(line.text, &CARRIED, &[("message", &CARRIED_MESSAGE)]);
+        }
         for (slot, event) in events.into_iter().enumerate() {
             out.emit(event, slot as u32)?;
         }

@@ -22,7 +22,7 @@ use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, Toke
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, leftovers, parse_object, parse_time};
 
 /// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
 const INJECTED_PREFIXES: [&str; 15] = [
@@ -114,6 +114,23 @@ enum Step {
         end: End,
         event: Event,
     },
+}
+
+impl Step {
+    /// The first event the step holds.
+    fn first_event_mut(&mut self) -> Option<&mut Event> {
+        match self {
+            Step::Events { events, .. } => events.first_mut(),
+            Step::UserItem(e)
+            | Step::UserMessage(e)
+            | Step::AgentMessage(e)
+            | Step::AssistantItem(e)
+            | Step::ReasoningEvent(e)
+            | Step::ReasoningItem(e)
+            | Step::Output(e) => Some(e),
+            Step::OutputEnd { event, .. } => Some(event),
+        }
+    }
 }
 
 impl Mapper {
@@ -282,6 +299,31 @@ impl Mapper {
     }
 
     fn item_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
+        let mut step = self.item_step_inner(line, ts, raw)?;
+        // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
+        // item's first event; meta events hold the whole item already.
+        const CARRIED: [&str; 11] = [
+            "type",
+            "role",
+            "content",
+            "phase",
+            "summary",
+            "name",
+            "arguments",
+            "call_id",
+            "input",
+            "output",
+            "action",
+        ];
+        if let Some(first) = step.first_event_mut()
+            && first.kind() != crate::model::Kind::Meta
+        {
+            first.extra = leftovers(raw.get(), &CARRIED, &[]);
+        }
+        Ok(step)
+    }
+
+    fn item_step_inner(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
         let item: Item<'_> = serde_json::from_str(raw.get())?;
         let record_type = if ts.is_some() || self.envelope {
             format!("response_item/{}", item.item_type)
@@ -380,16 +422,16 @@ impl Mapper {
                     self.event(line, ts, &record_type, Payload::Message(Message::from_parts(Role::User, parts)));
                 let kind_injected = msg.kind.as_deref().is_some_and(|k| k != "plain");
                 event.injected = kind_injected || is_injected_text(msg.message.as_deref().unwrap_or_default());
-                if let Some(local) = msg.local_images.filter(|l| l.get() != "[]" && l.get() != "null") {
-                    add_extra(&mut event, "local_images", Json::from_raw(local));
-                }
+                event.extra = leftovers(raw.get(), &["type", "message", "images"], &[]);
                 return Ok(Step::UserMessage(event));
             }
             "agent_message" => {
                 let text = msg.message.as_deref().unwrap_or_default().to_owned();
                 let mut message = Message::from_parts(Role::Assistant, vec![Part::Text { text }]);
                 message.phase = msg.phase.map(|p| p.into_owned());
-                return Ok(Step::AgentMessage(self.event(line, ts, &record_type, Payload::Message(message))));
+                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
+                event.extra = leftovers(raw.get(), &["type", "message", "phase"], &[]);
+                return Ok(Step::AgentMessage(event));
             }
             "agent_reasoning" | "agent_reasoning_raw_content" => {
                 let text = msg.text.as_deref().unwrap_or_default().to_owned();

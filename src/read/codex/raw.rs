@@ -153,8 +153,6 @@ pub struct EventMsg<'a> {
     pub message: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub images: Option<Vec<Cow<'a, str>>>,
-    #[serde(borrow)]
-    pub local_images: Option<&'a RawValue>,
     /// `user_message.kind` (0.32–0.47): `plain`, `user_instructions`, `environment_context`.
     #[serde(borrow)]
     pub kind: Option<Cow<'a, str>>,
