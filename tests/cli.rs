@@ -198,15 +198,46 @@ fn unknown_format_is_an_input_error_with_a_hint() {
 
 #[test]
 fn formats_not_yet_written_exit_with_a_clear_message() {
-    for format in ["parquet", "arrow", "interchange"] {
-        let out = cargo_bin_cmd!("agentlog")
-            .args(["convert", "--to", format, &corpus("codex/envelope-user-and-assistant-text.jsonl")])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{format}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(&format!("writing {format} is not available in this version of agentlog")), "{stderr}");
-        assert!(!stderr.contains("panicked"));
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "--to", "interchange", &corpus("codex/envelope-user-and-assistant-text.jsonl")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("writing interchange is not available in this version of agentlog"), "{stderr}");
+    assert!(!stderr.contains("panicked"));
+}
+
+#[test]
+fn partitioning_needs_an_output_directory_and_parquet() {
+    let input = corpus("codex/envelope-user-and-assistant-text.jsonl");
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "--to", "parquet", "--partition-by", "agent", &input])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--partition-by needs an output directory"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "--to", "unified", "--partition-by", "agent", &input, "-o"])
+        .arg(dir.path().join("x"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--partition-by is not supported for --to unified"));
+}
+
+#[test]
+fn output_extension_chooses_the_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus("codex/envelope-user-and-assistant-text.jsonl");
+    for (name, magic) in [("o.parquet", &b"PAR1"[..]), ("o.arrow", &b"ARROW1"[..])] {
+        let path = dir.path().join(name);
+        let out = cargo_bin_cmd!("agentlog").args(["convert", &input, "-o"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(std::fs::read(&path).unwrap().starts_with(magic), "{name}");
+        let sessions = dir.path().join(name.replace("o.", "o.sessions."));
+        assert!(sessions.is_file(), "{}", sessions.display());
     }
 }
 

@@ -47,14 +47,29 @@ pub struct ConvertArgs {
     #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
     pub from: String,
 
-    /// Output format.
-    #[arg(long, short = 't', default_value = "unified", value_parser = PossibleValuesParser::new(to_values()))]
-    pub to: String,
+    /// Output format; by default taken from the extension of -o (`.parquet`, `.arrow`), else
+    /// `unified`.
+    #[arg(long, short = 't', value_parser = PossibleValuesParser::new(to_values()))]
+    pub to: Option<String>,
 
-    /// Output file; standard output when absent. Written under a temporary name and renamed
-    /// when complete.
+    /// Output file (or directory, with --partition-by); standard output when absent. Written
+    /// under a temporary name and renamed when complete.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
+
+    /// Write a Hive-style dataset under -o DIR, partitioned by these keys in this order
+    /// (Parquet only).
+    #[arg(long, value_name = "KEYS", value_delimiter = ',', value_enum)]
+    pub partition_by: Vec<PartitionBy>,
+}
+
+/// Partition keys of `--partition-by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PartitionBy {
+    /// `agent=claude-code|codex`.
+    Agent,
+    /// `date=YYYY-MM-DD` of the event time, UTC.
+    Date,
 }
 
 /// Arguments of `agentlog validate`.

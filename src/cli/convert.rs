@@ -1,15 +1,15 @@
 //! `agentlog convert`: read every input with its reader and push the events into one writer.
 
-use std::fs::{self, File};
-use std::io::{self, BufRead, BufReader, Cursor, Read, Write};
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::PathBuf;
 
 use super::error::CliError;
 use super::exit::Exit;
 use super::inputs::InputSpec;
 use super::report::Reporter;
 use agentlog::read::{self, Input, Reader};
-use agentlog::write::Writer;
+use agentlog::write::{Options, Target, Writer};
 
 /// Lines looked at to tell a file's agent.
 const SNIFF_LINES: usize = 8;
@@ -22,8 +22,10 @@ pub struct Plan {
     pub reader: Option<&'static dyn Reader>,
     /// The output format.
     pub writer: &'static dyn Writer,
-    /// The output file; standard output when `None`.
+    /// The output file or directory; standard output when `None`.
     pub output: Option<PathBuf>,
+    /// Options for the writer.
+    pub options: Options,
 }
 
 /// What a run did.
@@ -41,17 +43,21 @@ pub struct Totals {
 
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
-    let (out, temp): (Box<dyn Write>, Option<PathBuf>) = match &plan.output {
-        None => (Box::new(io::stdout().lock()), None),
-        Some(path) => match create_temp(path) {
-            Ok((file, temp)) => (Box::new(file), Some(temp)),
-            Err(e) => {
-                reporter.error(&CliError::output(&plan.output, e));
-                return Exit::Output;
-            }
-        },
+    let target = match &plan.output {
+        None => Target::Stream(Box::new(io::stdout())),
+        Some(path) => Target::Path(path.clone()),
     };
-    let mut sink = plan.writer.open(out);
+    let mut sink = match plan.writer.open(target, &plan.options) {
+        Ok(sink) => sink,
+        Err(e) if e.kind() == io::ErrorKind::Unsupported => {
+            reporter.error(&CliError::Usage { message: e.to_string() });
+            return Exit::Usage;
+        }
+        Err(e) => {
+            reporter.error(&CliError::output(&plan.output, e));
+            return Exit::Output;
+        }
+    };
     let mut totals = Totals::default();
     let mut write_error: Option<io::Error> = None;
     let mut shared = read::Shared::default();
@@ -90,6 +96,11 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
                 totals.events += report.events;
                 totals.warnings += report.diagnostics.len() as u64;
                 reporter.input_diagnostics(name, &report.diagnostics);
+                let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
+                if let Err(e) = sink.end_source(name, report.lines, &records) {
+                    write_error = Some(e);
+                    break;
+                }
             }
             Err(_) if write_error.is_some() => break,
             Err(e) => {
@@ -103,21 +114,13 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     {
         write_error = Some(e);
     }
+    // Dropping an unfinished sink removes its temporary files.
     drop(sink);
     if let Some(e) = write_error {
-        if let Some(temp) = &temp {
-            let _ = fs::remove_file(temp);
-        }
         // A reader closing the pipe (`agentlog convert … | head`) is not an error.
         if e.kind() == io::ErrorKind::BrokenPipe {
             return Exit::Success;
         }
-        reporter.error(&CliError::output(&plan.output, e));
-        return Exit::Output;
-    }
-    if let (Some(temp), Some(path)) = (&temp, &plan.output)
-        && let Err(e) = fs::rename(temp, path)
-    {
         reporter.error(&CliError::output(&plan.output, e));
         return Exit::Output;
     }
@@ -135,14 +138,6 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     } else {
         Exit::Success
     }
-}
-
-/// Creates `PATH.agentlog-tmp-PID` beside the output, to be renamed when complete.
-fn create_temp(path: &Path) -> io::Result<(File, PathBuf)> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".agentlog-tmp-{}", std::process::id()));
-    let temp = path.with_file_name(name);
-    Ok((File::create(&temp)?, temp))
 }
 
 /// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are

@@ -53,6 +53,14 @@ pub enum CliError {
         path: String,
     },
 
+    /// A combination of arguments that does not work.
+    #[error("{message}")]
+    #[diagnostic(code(agentlog::usage::invalid))]
+    Usage {
+        /// What is wrong.
+        message: String,
+    },
+
     /// An output format this build cannot write yet.
     #[error("writing {format} is not available in this version of agentlog")]
     #[diagnostic(code(agentlog::usage::unsupported_output), help("use --to unified for normalised JSONL"))]

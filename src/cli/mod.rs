@@ -91,9 +91,32 @@ fn run_validate(files: &[std::path::PathBuf], reporter: &Reporter) -> Exit {
     exit
 }
 
+/// A short id for this run's output files, derived from the inputs: the same inputs give the
+/// same names.
+fn run_id(inputs: &[inputs::InputSpec]) -> String {
+    let names: Vec<&str> = inputs.iter().map(inputs::InputSpec::name).collect();
+    let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
+    id.simple().to_string()[..12].to_owned()
+}
+
+/// The output format: as given, else from the output file's extension, else unified JSONL.
+fn output_format(args: &ConvertArgs) -> String {
+    if let Some(to) = &args.to {
+        return to.clone();
+    }
+    let extension = args.output.as_ref().and_then(|p| p.extension()).and_then(|e| e.to_str());
+    match extension {
+        Some("parquet") => "parquet",
+        Some("arrow" | "arrows" | "feather" | "ipc") => "arrow",
+        _ => "unified",
+    }
+    .to_owned()
+}
+
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
-    let Some(writer) = write::writer(&args.to) else {
-        reporter.error(&CliError::UnsupportedOutput { format: args.to });
+    let format = output_format(&args);
+    let Some(writer) = write::writer(&format) else {
+        reporter.error(&CliError::UnsupportedOutput { format });
         return Exit::Usage;
     };
     let reader = match args.from.as_str() {
@@ -104,7 +127,20 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     for e in &errors {
         reporter.error(e);
     }
-    let plan = convert::Plan { inputs, reader, writer, output: args.output };
+    if !args.partition_by.is_empty() && args.output.is_none() {
+        reporter.error(&CliError::Usage { message: "--partition-by needs an output directory: add -o DIR".into() });
+        return Exit::Usage;
+    }
+    let partition_by = args
+        .partition_by
+        .iter()
+        .map(|k| match k {
+            args::PartitionBy::Agent => write::PartitionKey::Agent,
+            args::PartitionBy::Date => write::PartitionKey::Date,
+        })
+        .collect();
+    let options = write::Options { partition_by, run_id: run_id(&inputs) };
+    let plan = convert::Plan { inputs, reader, writer, output: args.output, options };
     let exit = convert::run(&plan, reporter);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

@@ -220,10 +220,18 @@ impl SessionTally {
         if let Some(v) = &ctx.agent_version {
             insert(&mut self.versions, v);
         }
-        if let Some(a) = &event.agent_id {
+        if let Some(a) = &event.agent_id
+            && event.parent_session_id.as_deref() == Some(s.session_id.as_str())
+        {
+            // A subagent thread inside this session (Claude Code).
             insert(&mut self.agent_ids, a);
-        } else if s.parent_session_id.is_none() && event.parent_session_id.is_some() {
-            s.parent_session_id.clone_from(&event.parent_session_id);
+        } else if let Some(parent) = &event.parent_session_id
+            && s.parent_session_id.is_none()
+            && *parent != s.session_id
+        {
+            // A thread of its own that another session spawned or forked (Codex).
+            s.parent_session_id = Some(parent.clone());
+            s.relation = Some(if event.is_sidechain { Relation::Subagent } else { Relation::Fork });
         }
         insert(&mut self.files, &event.source.file);
         match &event.payload {
@@ -281,12 +289,6 @@ impl SessionTally {
         self.summary.counts.lines += lines;
         self.summary.counts.diagnostics += diagnostics.len() as u64;
         self.summary.diagnostics.extend_from_slice(diagnostics);
-    }
-
-    /// Records how the session relates to a parent session.
-    pub fn set_parent(&mut self, parent_session_id: &str, relation: Relation) {
-        self.summary.parent_session_id = Some(parent_session_id.to_owned());
-        self.summary.relation = Some(relation);
     }
 
     /// Merges another tally of the same session (another file of it) into this one.

@@ -2,23 +2,68 @@
 //!
 //! A writer is a unit struct implementing [`Writer`], listed once in [`WRITERS`]; `--to`
 //! values and the conformance tests walk that list. Writers know nothing of agents: they see
-//! only the unified model.
+//! only the unified model. Every file a writer creates is written under a temporary name and
+//! renamed when complete ([`AtomicFile`]), so a failed run never leaves a file that looks
+//! finished.
 
+pub mod arrow;
 pub mod jsonl;
+mod sessions;
 
+use std::fs::{self, File};
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-use crate::model::Event;
+use crate::model::{Diagnostic, Event};
+
+pub use sessions::Sessions;
 
 /// Every writer agentlog has, in the order `--help` lists them.
-pub const WRITERS: &[&dyn Writer] = &[&jsonl::Jsonl];
+pub const WRITERS: &[&dyn Writer] = &[&jsonl::Jsonl, &arrow::Parquet, &arrow::Arrow];
 
 /// Output formats that are planned but not yet written by this build.
-pub const PLANNED: &[&str] = &["parquet", "arrow", "interchange"];
+pub const PLANNED: &[&str] = &["interchange"];
 
 /// Looks a writer up by name or alias (`unified`, `jsonl`).
 pub fn writer(name: &str) -> Option<&'static dyn Writer> {
     WRITERS.iter().copied().find(|w| w.name() == name || w.aliases().contains(&name))
+}
+
+/// Where a writer writes.
+pub enum Target<'w> {
+    /// A stream, typically standard output: one combined output, no side files.
+    Stream(Box<dyn Write + Send + 'w>),
+    /// A file path, or a directory for partitioned output.
+    Path(PathBuf),
+}
+
+/// How to split output into a Hive-style partitioned dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionKey {
+    /// `agent=<claude-code|codex>`.
+    Agent,
+    /// `date=<YYYY-MM-DD>` of the event time (UTC).
+    Date,
+}
+
+impl PartitionKey {
+    /// The name users type in `--partition-by`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PartitionKey::Agent => "agent",
+            PartitionKey::Date => "date",
+        }
+    }
+}
+
+/// Options every writer receives; a writer rejects those it does not support.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Partition keys, in path order; empty for one combined output.
+    pub partition_by: Vec<PartitionKey>,
+    /// Names the files of this run in a partitioned dataset (`part-<run_id>-<n>`); derived
+    /// from the inputs, so that the same inputs give the same names.
+    pub run_id: String,
 }
 
 /// An output format.
@@ -34,8 +79,11 @@ pub trait Writer: Send + Sync {
     /// One line for `--help`.
     fn description(&self) -> &'static str;
 
-    /// Starts writing to `out`.
-    fn open<'w>(&self, out: Box<dyn Write + 'w>) -> Box<dyn EventSink + 'w>;
+    /// Starts writing to `target`.
+    ///
+    /// # Errors
+    /// When the output cannot be created, or the options do not apply to this format.
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>>;
 }
 
 /// Takes events in order and writes them.
@@ -56,9 +104,92 @@ pub trait EventSink {
     /// When writing fails.
     fn event(&mut self, event: &Event) -> io::Result<()>;
 
-    /// Writes whatever is buffered; must be called once after the last event.
+    /// Called after the events of each input, with the lines it had and the problems met.
+    ///
+    /// # Errors
+    /// When writing fails.
+    fn end_source(&mut self, _name: &str, _lines: u64, _diagnostics: &[Diagnostic]) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Writes whatever is buffered and completes the output; must be called once after the
+    /// last event. Until then, no output file exists under its final name.
     ///
     /// # Errors
     /// When writing fails.
     fn finish(&mut self) -> io::Result<()>;
+}
+
+/// A file written under a temporary name beside its final path and renamed by [`commit`];
+/// dropped without a commit, the temporary file is removed.
+///
+/// [`commit`]: AtomicFile::commit
+pub struct AtomicFile {
+    file: Option<File>,
+    temp: PathBuf,
+    path: PathBuf,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file for `path` (and any missing parent directories).
+    ///
+    /// # Errors
+    /// When the file or its directories cannot be created.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir)?;
+        }
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(".agentlog-tmp-{}", std::process::id()));
+        let temp = path.with_file_name(name);
+        Ok(AtomicFile { file: Some(File::create(&temp)?), temp, path: path.to_owned() })
+    }
+
+    /// The path the file will have once committed.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Flushes the file to disk and gives it its final name.
+    ///
+    /// # Errors
+    /// When syncing or renaming fails.
+    pub fn commit(mut self) -> io::Result<()> {
+        let file = self.file.take().expect("an uncommitted file is open");
+        file.sync_all()?;
+        drop(file);
+        fs::rename(&self.temp, &self.path)
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.as_mut().expect("an uncommitted file is open").write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().expect("an uncommitted file is open").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
+}
+
+/// The path of a side file beside `path`: `out.parquet` → `out.sessions.parquet`.
+pub fn beside(path: &Path, infix: &str) -> PathBuf {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    match path.extension() {
+        Some(ext) => path.with_file_name(format!("{stem}.{infix}.{}", ext.to_string_lossy())),
+        None => path.with_file_name(format!("{stem}.{infix}")),
+    }
+}
+
+/// The error for options a format does not support.
+pub fn unsupported(what: &str, format: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::Unsupported, format!("{what} is not supported for --to {format}"))
 }

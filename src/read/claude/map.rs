@@ -215,7 +215,11 @@ impl<'s> Mapper<'s> {
             Some(Content::Blocks(blocks)) => {
                 let mut structured = record.tool_use_result;
                 for raw in blocks {
-                    let block: Block<'_> = serde_json::from_str(raw.get())?;
+                    // A block of a shape this reader does not know is kept whole.
+                    let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
+                        turn.push(with(head, unknown(Json::from_raw(raw))));
+                        continue;
+                    };
                     match block.block_type.as_ref() {
                         "tool_result" => {
                             let output = self.tool_result(block, structured.take())?;
@@ -258,8 +262,11 @@ impl<'s> Mapper<'s> {
             }
             Some(Content::Blocks(blocks)) => {
                 for raw in blocks {
-                    let block: Block<'_> = serde_json::from_str(raw.get())?;
-                    events.push(with(&head, self.assistant_block(block, raw)?));
+                    let payload = match serde_json::from_str::<Block<'_>>(raw.get()) {
+                        Ok(block) => self.assistant_block(block, raw)?,
+                        Err(_) => unknown(Json::from_raw(raw)),
+                    };
+                    events.push(with(&head, payload));
                 }
             }
         }
@@ -347,8 +354,8 @@ impl<'s> Mapper<'s> {
             Some(Content::Text(t)) => text.push(t.into_owned()),
             Some(Content::Blocks(blocks)) => {
                 for raw in blocks {
-                    let inner: Block<'_> = serde_json::from_str(raw.get())?;
-                    match content_part(&inner) {
+                    let inner = serde_json::from_str::<Block<'_>>(raw.get()).ok();
+                    match inner.as_ref().and_then(content_part) {
                         Some(Part::Text { text: t }) => {
                             text.push(t.clone());
                             parts.push(Part::Text { text: t });

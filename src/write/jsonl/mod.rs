@@ -4,12 +4,12 @@
 //! order the readers emit them. Every line validates against `schema/event.schema.json`; every
 //! field is present on every line (`null` when unknown). New event kinds, meta types and
 //! fields may appear in later minor schema versions; readers of this format should ignore what
-//! they do not know.
+//! they do not know. Memory: one 256 KiB output buffer.
 
 use std::io::{self, BufWriter, Write};
 
 use crate::model::Event;
-use crate::write::{EventSink, Writer as Format};
+use crate::write::{AtomicFile, EventSink, Options, Target, Writer as Format, unsupported};
 
 /// The JSONL writer.
 pub struct Jsonl;
@@ -27,8 +27,14 @@ impl Format for Jsonl {
         "normalised JSONL, one unified event per line"
     }
 
-    fn open<'w>(&self, out: Box<dyn Write + 'w>) -> Box<dyn EventSink + 'w> {
-        Box::new(Writer::new(out))
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+        if !options.partition_by.is_empty() {
+            return Err(unsupported("--partition-by", self.name()));
+        }
+        Ok(match target {
+            Target::Stream(out) => Box::new(Writer::new(out)),
+            Target::Path(path) => Box::new(FileWriter(Some(Writer::new(AtomicFile::create(&path)?)))),
+        })
     }
 }
 
@@ -52,5 +58,19 @@ impl<W: Write> EventSink for Writer<W> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// A [`Writer`] to a file that gets its final name when finished.
+struct FileWriter(Option<Writer<AtomicFile>>);
+
+impl EventSink for FileWriter {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.0.as_mut().expect("no event after finish").event(event)
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let writer = self.0.take().expect("finish is called once");
+        writer.out.into_inner().map_err(io::IntoInnerError::into_error)?.commit()
     }
 }

@@ -1,0 +1,643 @@
+//! The columnar schemas of events and sessions, and builders that fill them.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
+    TimestampMicrosecondBuilder,
+};
+use arrow_array::types::Int32Type;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::extension::Json as JsonType;
+use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
+use chrono::{DateTime, Utc};
+
+use crate::model::{Event, Json, Payload, SCHEMA_VERSION, SessionSummary, Usage};
+
+/// Names of the token usage struct's fields, in order.
+const USAGE_FIELDS: [&str; 6] =
+    ["input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "total_tokens"];
+
+/// Names of the session counts struct's fields, in order.
+const COUNT_FIELDS: [&str; 8] =
+    ["lines", "events", "messages", "reasoning", "tool_calls", "tool_outputs", "meta", "diagnostics"];
+
+/// Names of the session usage totals struct's fields, in order.
+const TOTAL_FIELDS: [&str; 7] = [
+    "responses",
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+];
+
+fn dict() -> DataType {
+    DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8))
+}
+
+fn timestamp() -> DataType {
+    DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
+}
+
+fn json(name: &str) -> Field {
+    Field::new(name, DataType::Utf8, true).with_extension_type(JsonType::default())
+}
+
+fn int_struct(names: &[&str]) -> DataType {
+    DataType::Struct(names.iter().map(|n| Field::new(*n, DataType::Int64, true)).collect::<Fields>())
+}
+
+fn list() -> DataType {
+    DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+}
+
+/// Key-value metadata of every file: what it holds and which versions wrote it.
+pub fn metadata(table: &str) -> HashMap<String, String> {
+    HashMap::from([
+        ("agentlog.table".to_owned(), table.to_owned()),
+        ("agentlog.schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
+        ("agentlog.version".to_owned(), env!("CARGO_PKG_VERSION").to_owned()),
+    ])
+}
+
+/// The events table. With `with_agent` false the `agent` column is left out: it is a partition
+/// column and lives in the path.
+pub fn event_schema(with_agent: bool) -> SchemaRef {
+    let mut fields = vec![Field::new("id", DataType::Utf8, false)];
+    if with_agent {
+        fields.push(Field::new("agent", dict(), false));
+    }
+    fields.extend([
+        Field::new("session_id", DataType::Utf8, false),
+        Field::new("seq", DataType::Int64, false),
+        Field::new("timestamp", timestamp(), true),
+        Field::new("kind", dict(), false),
+        Field::new("role", dict(), true),
+        Field::new("meta_type", dict(), true),
+        Field::new("text", DataType::Utf8, true),
+        Field::new("tool_name", dict(), true),
+        Field::new("call_id", DataType::Utf8, true),
+        Field::new("model", dict(), true),
+        Field::new("is_error", DataType::Boolean, true),
+        Field::new("exit_code", DataType::Int64, true),
+        Field::new("duration_ms", DataType::Int64, true),
+        Field::new("usage", int_struct(&USAGE_FIELDS), true),
+        Field::new("injected", DataType::Boolean, false),
+        Field::new("copied", DataType::Boolean, false),
+        Field::new("rolled_back", DataType::Boolean, false),
+        Field::new("is_sidechain", DataType::Boolean, false),
+        Field::new("agent_id", DataType::Utf8, true),
+        Field::new("parent_session_id", DataType::Utf8, true),
+        Field::new("parent_call_id", DataType::Utf8, true),
+        Field::new("record_id", DataType::Utf8, true),
+        Field::new("parent_record_id", DataType::Utf8, true),
+        Field::new("response_id", DataType::Utf8, true),
+        Field::new("cwd", dict(), true),
+        Field::new("git_branch", dict(), true),
+        Field::new("agent_version", dict(), true),
+        Field::new("source_file", dict(), false),
+        Field::new("source_line", DataType::Int64, false),
+        Field::new("source_byte_offset", DataType::Int64, false),
+        Field::new("source_record_type", dict(), true),
+        Field::new("phase", dict(), true),
+        json("parts"),
+        Field::new("raw_text", DataType::Utf8, true),
+        Field::new("encrypted", DataType::Boolean, true),
+        Field::new("omitted", DataType::Boolean, true),
+        Field::new("signature", DataType::Utf8, true),
+        json("tool_input"),
+        Field::new("tool_input_text", DataType::Utf8, true),
+        json("tool_result"),
+        json("data"),
+        json("extra"),
+    ]);
+    Arc::new(Schema::new_with_metadata(fields, metadata("events")))
+}
+
+/// The sessions table; `with_agent` as for [`event_schema`].
+pub fn session_schema(with_agent: bool) -> SchemaRef {
+    let mut fields = vec![Field::new("session_id", DataType::Utf8, false)];
+    if with_agent {
+        fields.push(Field::new("agent", dict(), false));
+    }
+    fields.extend([
+        Field::new("title", DataType::Utf8, true),
+        Field::new("started_at", timestamp(), true),
+        Field::new("ended_at", timestamp(), true),
+        Field::new("cwd", DataType::Utf8, true),
+        Field::new("git_branch", DataType::Utf8, true),
+        Field::new("agent_versions", list(), false),
+        Field::new("models", list(), false),
+        Field::new("parent_session_id", DataType::Utf8, true),
+        Field::new("relation", dict(), true),
+        Field::new("agent_ids", list(), false),
+        Field::new("files", list(), false),
+        Field::new("counts", int_struct(&COUNT_FIELDS), false),
+        Field::new("usage", int_struct(&TOTAL_FIELDS), false),
+        Field::new("orphan_calls", list(), false),
+        Field::new("orphan_outputs", list(), false),
+        json("diagnostics"),
+    ]);
+    Arc::new(Schema::new_with_metadata(fields, metadata("sessions")))
+}
+
+fn micros(t: Option<DateTime<Utc>>) -> Option<i64> {
+    t.map(|t| t.timestamp_micros())
+}
+
+fn int(v: Option<u64>) -> Option<i64> {
+    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// A string dictionary column.
+type Dict = StringDictionaryBuilder<Int32Type>;
+
+fn struct_builder(names: &[&str]) -> StructBuilder {
+    let fields: Fields = names.iter().map(|n| Field::new(*n, DataType::Int64, true)).collect();
+    StructBuilder::from_fields(fields, 0)
+}
+
+fn append_ints(b: &mut StructBuilder, values: Option<&[Option<i64>]>) {
+    for i in 0..b.num_fields() {
+        let v = values.and_then(|v| v[i]);
+        b.field_builder::<Int64Builder>(i).expect("an Int64 field").append_option(v);
+    }
+    b.append(values.is_some());
+}
+
+/// Builds event record batches column by column.
+pub struct EventColumns {
+    with_agent: bool,
+    /// Keep dictionary values across batches, so that each batch's dictionary extends the last
+    /// (Arrow IPC files allow only such deltas).
+    preserve_dictionaries: bool,
+    rows: usize,
+    bytes: usize,
+    id: StringBuilder,
+    agent: Dict,
+    session_id: StringBuilder,
+    seq: Int64Builder,
+    timestamp: TimestampMicrosecondBuilder,
+    kind: Dict,
+    role: Dict,
+    meta_type: Dict,
+    text: StringBuilder,
+    tool_name: Dict,
+    call_id: StringBuilder,
+    model: Dict,
+    is_error: BooleanBuilder,
+    exit_code: Int64Builder,
+    duration_ms: Int64Builder,
+    usage: StructBuilder,
+    injected: BooleanBuilder,
+    copied: BooleanBuilder,
+    rolled_back: BooleanBuilder,
+    is_sidechain: BooleanBuilder,
+    agent_id: StringBuilder,
+    parent_session_id: StringBuilder,
+    parent_call_id: StringBuilder,
+    record_id: StringBuilder,
+    parent_record_id: StringBuilder,
+    response_id: StringBuilder,
+    cwd: Dict,
+    git_branch: Dict,
+    agent_version: Dict,
+    source_file: Dict,
+    source_line: Int64Builder,
+    source_byte_offset: Int64Builder,
+    source_record_type: Dict,
+    phase: Dict,
+    parts: StringBuilder,
+    raw_text: StringBuilder,
+    encrypted: BooleanBuilder,
+    omitted: BooleanBuilder,
+    signature: StringBuilder,
+    tool_input: StringBuilder,
+    tool_input_text: StringBuilder,
+    tool_result: StringBuilder,
+    data: StringBuilder,
+    extra: StringBuilder,
+}
+
+impl EventColumns {
+    /// Empty columns; see [`event_schema`] for `with_agent`.
+    pub fn new(with_agent: bool, preserve_dictionaries: bool) -> Self {
+        EventColumns {
+            with_agent,
+            preserve_dictionaries,
+            rows: 0,
+            bytes: 0,
+            id: StringBuilder::new(),
+            agent: Dict::new(),
+            session_id: StringBuilder::new(),
+            seq: Int64Builder::new(),
+            timestamp: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
+            kind: Dict::new(),
+            role: Dict::new(),
+            meta_type: Dict::new(),
+            text: StringBuilder::new(),
+            tool_name: Dict::new(),
+            call_id: StringBuilder::new(),
+            model: Dict::new(),
+            is_error: BooleanBuilder::new(),
+            exit_code: Int64Builder::new(),
+            duration_ms: Int64Builder::new(),
+            usage: struct_builder(&USAGE_FIELDS),
+            injected: BooleanBuilder::new(),
+            copied: BooleanBuilder::new(),
+            rolled_back: BooleanBuilder::new(),
+            is_sidechain: BooleanBuilder::new(),
+            agent_id: StringBuilder::new(),
+            parent_session_id: StringBuilder::new(),
+            parent_call_id: StringBuilder::new(),
+            record_id: StringBuilder::new(),
+            parent_record_id: StringBuilder::new(),
+            response_id: StringBuilder::new(),
+            cwd: Dict::new(),
+            git_branch: Dict::new(),
+            agent_version: Dict::new(),
+            source_file: Dict::new(),
+            source_line: Int64Builder::new(),
+            source_byte_offset: Int64Builder::new(),
+            source_record_type: Dict::new(),
+            phase: Dict::new(),
+            parts: StringBuilder::new(),
+            raw_text: StringBuilder::new(),
+            encrypted: BooleanBuilder::new(),
+            omitted: BooleanBuilder::new(),
+            signature: StringBuilder::new(),
+            tool_input: StringBuilder::new(),
+            tool_input_text: StringBuilder::new(),
+            tool_result: StringBuilder::new(),
+            data: StringBuilder::new(),
+            extra: StringBuilder::new(),
+        }
+    }
+
+    /// Rows appended since the last batch.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Approximate bytes of text appended since the last batch.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Appends one event as a row.
+    pub fn append(&mut self, e: &Event) {
+        let json = |j: &Option<Json>| j.as_ref().map(|j| j.get().to_owned());
+        let mut bytes = e.id.len() + e.session_id.len() + 64;
+        let mut text = |b: &mut StringBuilder, v: Option<&str>| {
+            bytes += v.map_or(0, str::len);
+            b.append_option(v);
+        };
+        text(&mut self.id, Some(&e.id));
+        if self.with_agent {
+            self.agent.append_value(e.agent.as_str());
+        }
+        text(&mut self.session_id, Some(&e.session_id));
+        self.seq.append_value(int(Some(e.seq)).expect("a value"));
+        self.timestamp.append_option(micros(e.timestamp));
+        self.kind.append_value(kind_name(e));
+        text(&mut self.agent_id, e.agent_id.as_deref());
+        text(&mut self.parent_session_id, e.parent_session_id.as_deref());
+        text(&mut self.parent_call_id, e.parent_call_id.as_deref());
+        text(&mut self.record_id, e.record_id.as_deref());
+        text(&mut self.parent_record_id, e.parent_record_id.as_deref());
+        text(&mut self.response_id, e.response_id.as_deref());
+        text(&mut self.extra, json(&e.extra).as_deref());
+        self.injected.append_value(e.injected);
+        self.copied.append_value(e.copied);
+        self.rolled_back.append_value(e.rolled_back);
+        self.is_sidechain.append_value(e.is_sidechain);
+        self.model.append_option(e.context.model.as_deref());
+        self.cwd.append_option(e.context.cwd.as_deref());
+        self.git_branch.append_option(e.context.git_branch.as_deref());
+        self.agent_version.append_option(e.context.agent_version.as_deref());
+        self.source_file.append_value(&e.source.file);
+        self.source_line.append_value(int(Some(e.source.line)).expect("a value"));
+        self.source_byte_offset.append_value(int(Some(e.source.byte_offset)).expect("a value"));
+        self.source_record_type.append_option(e.source.record_type.as_deref());
+
+        // Payload columns: each kind fills its own, the rest stay null.
+        let (mut role, mut meta_type, mut body, mut tool_name, mut call_id) = (None, None, None, None, None);
+        let (mut is_error, mut exit_code, mut duration_ms, mut usage) = (None, None, None, None::<&Usage>);
+        let (mut phase, mut parts, mut raw_text, mut encrypted, mut omitted, mut signature) =
+            (None, None, None, None, None, None);
+        let (mut tool_input, mut tool_input_text, mut tool_result, mut data) = (None, None, None, None);
+        match &e.payload {
+            Payload::Message(m) => {
+                role = Some(role_name(m.role));
+                body = Some(m.text.as_str());
+                phase = m.phase.as_deref();
+                parts = parts_json(&m.parts);
+            }
+            Payload::Reasoning(r) => {
+                body = Some(r.text.as_str());
+                raw_text = r.raw_text.as_deref();
+                encrypted = Some(r.encrypted);
+                omitted = Some(r.omitted);
+                signature = r.signature.as_deref();
+            }
+            Payload::ToolCall(c) => {
+                tool_name = Some(c.name.as_str());
+                call_id = c.call_id.as_deref();
+                tool_input = json(&c.input);
+                tool_input_text = c.input_text.as_deref();
+            }
+            Payload::ToolOutput(o) => {
+                tool_name = o.name.as_deref();
+                call_id = o.call_id.as_deref();
+                body = Some(o.text.as_str());
+                parts = parts_json(&o.parts);
+                is_error = o.is_error;
+                exit_code = o.exit_code;
+                duration_ms = int(o.duration_ms);
+                tool_result = json(&o.result);
+            }
+            Payload::Meta(m) => {
+                meta_type = Some(meta_type_name(m.meta_type));
+                data = json(&m.data);
+                usage = m.usage.as_ref();
+            }
+        }
+        self.role.append_option(role);
+        self.meta_type.append_option(meta_type);
+        text(&mut self.text, body);
+        self.tool_name.append_option(tool_name);
+        text(&mut self.call_id, call_id);
+        self.is_error.append_option(is_error);
+        self.exit_code.append_option(exit_code);
+        self.duration_ms.append_option(duration_ms);
+        let counts = usage.map(|u| {
+            [
+                u.input_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+                u.output_tokens,
+                u.reasoning_tokens,
+                u.total_tokens,
+            ]
+            .map(int)
+        });
+        append_ints(&mut self.usage, counts.as_ref().map(|c| &c[..]));
+        self.phase.append_option(phase);
+        text(&mut self.parts, parts.as_deref());
+        text(&mut self.raw_text, raw_text);
+        self.encrypted.append_option(encrypted);
+        self.omitted.append_option(omitted);
+        text(&mut self.signature, signature);
+        text(&mut self.tool_input, tool_input.as_deref());
+        text(&mut self.tool_input_text, tool_input_text);
+        text(&mut self.tool_result, tool_result.as_deref());
+        text(&mut self.data, data.as_deref());
+        self.rows += 1;
+        self.bytes += bytes;
+    }
+
+    /// The rows appended so far as one batch; the builders start empty again.
+    ///
+    /// # Errors
+    /// Only on a bug (columns of different lengths).
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let preserve = self.preserve_dictionaries;
+        let dict =
+            |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.id.finish())];
+        if self.with_agent {
+            columns.push(dict(&mut self.agent));
+        }
+        columns.extend([
+            Arc::new(self.session_id.finish()) as ArrayRef,
+            Arc::new(self.seq.finish()),
+            Arc::new(self.timestamp.finish()),
+            dict(&mut self.kind),
+            dict(&mut self.role),
+            dict(&mut self.meta_type),
+            Arc::new(self.text.finish()),
+            dict(&mut self.tool_name),
+            Arc::new(self.call_id.finish()),
+            dict(&mut self.model),
+            Arc::new(self.is_error.finish()),
+            Arc::new(self.exit_code.finish()),
+            Arc::new(self.duration_ms.finish()),
+            Arc::new(self.usage.finish()),
+            Arc::new(self.injected.finish()),
+            Arc::new(self.copied.finish()),
+            Arc::new(self.rolled_back.finish()),
+            Arc::new(self.is_sidechain.finish()),
+            Arc::new(self.agent_id.finish()),
+            Arc::new(self.parent_session_id.finish()),
+            Arc::new(self.parent_call_id.finish()),
+            Arc::new(self.record_id.finish()),
+            Arc::new(self.parent_record_id.finish()),
+            Arc::new(self.response_id.finish()),
+            dict(&mut self.cwd),
+            dict(&mut self.git_branch),
+            dict(&mut self.agent_version),
+            dict(&mut self.source_file),
+            Arc::new(self.source_line.finish()),
+            Arc::new(self.source_byte_offset.finish()),
+            dict(&mut self.source_record_type),
+            dict(&mut self.phase),
+            Arc::new(self.parts.finish()),
+            Arc::new(self.raw_text.finish()),
+            Arc::new(self.encrypted.finish()),
+            Arc::new(self.omitted.finish()),
+            Arc::new(self.signature.finish()),
+            Arc::new(self.tool_input.finish()),
+            Arc::new(self.tool_input_text.finish()),
+            Arc::new(self.tool_result.finish()),
+            Arc::new(self.data.finish()),
+            Arc::new(self.extra.finish()),
+        ]);
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(event_schema(self.with_agent), columns)
+    }
+}
+
+/// The sessions of a run as one record batch.
+///
+/// # Errors
+/// Only on a bug (columns of different lengths).
+pub fn session_batch(sessions: &[&SessionSummary], with_agent: bool) -> Result<RecordBatch, ArrowError> {
+    let mut session_id = StringBuilder::new();
+    let mut agent = Dict::new();
+    let mut title = StringBuilder::new();
+    let mut started = TimestampMicrosecondBuilder::new().with_timezone("UTC");
+    let mut ended = TimestampMicrosecondBuilder::new().with_timezone("UTC");
+    let mut cwd = StringBuilder::new();
+    let mut git_branch = StringBuilder::new();
+    let mut versions = ListBuilder::new(StringBuilder::new());
+    let mut models = ListBuilder::new(StringBuilder::new());
+    let mut parent = StringBuilder::new();
+    let mut relation = Dict::new();
+    let mut agent_ids = ListBuilder::new(StringBuilder::new());
+    let mut files = ListBuilder::new(StringBuilder::new());
+    let mut counts = struct_builder(&COUNT_FIELDS);
+    let mut usage = struct_builder(&TOTAL_FIELDS);
+    let mut orphan_calls = ListBuilder::new(StringBuilder::new());
+    let mut orphan_outputs = ListBuilder::new(StringBuilder::new());
+    let mut diagnostics = StringBuilder::new();
+    let list = |b: &mut ListBuilder<StringBuilder>, values: &[String]| {
+        for v in values {
+            b.values().append_value(v);
+        }
+        b.append(true);
+    };
+    for s in sessions {
+        session_id.append_value(&s.session_id);
+        agent.append_value(s.agent.as_str());
+        title.append_option(s.title.as_deref());
+        started.append_option(micros(s.started_at));
+        ended.append_option(micros(s.ended_at));
+        cwd.append_option(s.cwd.as_deref());
+        git_branch.append_option(s.git_branch.as_deref());
+        list(&mut versions, &s.agent_versions);
+        list(&mut models, &s.models);
+        parent.append_option(s.parent_session_id.as_deref());
+        relation.append_option(s.relation.map(|r| serde_plain(&r)).as_deref());
+        list(&mut agent_ids, &s.agent_ids);
+        list(&mut files, &s.files);
+        let c = &s.counts;
+        let c = [c.lines, c.events, c.messages, c.reasoning, c.tool_calls, c.tool_outputs, c.meta, c.diagnostics]
+            .map(|v| int(Some(v)));
+        append_ints(&mut counts, Some(&c));
+        let u = &s.usage;
+        let u = [
+            u.responses,
+            u.input_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens,
+            u.output_tokens,
+            u.reasoning_tokens,
+            u.total_tokens,
+        ]
+        .map(|v| int(Some(v)));
+        append_ints(&mut usage, Some(&u));
+        list(&mut orphan_calls, &s.orphan_calls);
+        list(&mut orphan_outputs, &s.orphan_outputs);
+        diagnostics.append_value(Json::from_value(&s.diagnostics).get());
+    }
+    let mut columns: Vec<ArrayRef> = vec![Arc::new(session_id.finish())];
+    if with_agent {
+        columns.push(Arc::new(agent.finish()));
+    }
+    columns.extend([
+        Arc::new(title.finish()) as ArrayRef,
+        Arc::new(started.finish()),
+        Arc::new(ended.finish()),
+        Arc::new(cwd.finish()),
+        Arc::new(git_branch.finish()),
+        Arc::new(versions.finish()),
+        Arc::new(models.finish()),
+        Arc::new(parent.finish()),
+        Arc::new(relation.finish()),
+        Arc::new(agent_ids.finish()),
+        Arc::new(files.finish()),
+        Arc::new(counts.finish()),
+        Arc::new(usage.finish()),
+        Arc::new(orphan_calls.finish()),
+        Arc::new(orphan_outputs.finish()),
+        Arc::new(diagnostics.finish()),
+    ]);
+    RecordBatch::try_new(session_schema(with_agent), columns)
+}
+
+/// A unit enum's serde name (`subagent`, `tool_call`, …).
+fn serde_plain<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => unreachable!("unit enums serialise as strings"),
+    }
+}
+
+fn kind_name(e: &Event) -> &'static str {
+    match e.kind() {
+        crate::model::Kind::Message => "message",
+        crate::model::Kind::Reasoning => "reasoning",
+        crate::model::Kind::ToolCall => "tool_call",
+        crate::model::Kind::ToolOutput => "tool_output",
+        crate::model::Kind::Meta => "meta",
+    }
+}
+
+fn role_name(role: crate::model::Role) -> &'static str {
+    match role {
+        crate::model::Role::User => "user",
+        crate::model::Role::Assistant => "assistant",
+        crate::model::Role::System => "system",
+        crate::model::Role::Developer => "developer",
+    }
+}
+
+fn meta_type_name(t: crate::model::MetaType) -> &'static str {
+    // The names are the model's serde names; a test keeps the two equal.
+    use crate::model::MetaType::*;
+    match t {
+        SessionStart => "session_start",
+        TurnContext => "turn_context",
+        TurnStart => "turn_start",
+        TurnEnd => "turn_end",
+        Usage => "usage",
+        UsageSnapshot => "usage_snapshot",
+        Compaction => "compaction",
+        Title => "title",
+        FileSnapshot => "file_snapshot",
+        System => "system",
+        Progress => "progress",
+        Attachment => "attachment",
+        QueueOperation => "queue_operation",
+        Command => "command",
+        Interrupt => "interrupt",
+        InjectedContext => "injected_context",
+        TaskNotification => "task_notification",
+        Rollback => "rollback",
+        ServerTool => "server_tool",
+        Unknown => "unknown",
+    }
+}
+
+fn parts_json(parts: &[crate::model::Part]) -> Option<String> {
+    (!parts.is_empty()).then(|| Json::from_value(parts).get().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::MetaType;
+
+    #[test]
+    fn meta_type_names_are_the_serde_names() {
+        let all = [
+            MetaType::SessionStart,
+            MetaType::TurnContext,
+            MetaType::TurnStart,
+            MetaType::TurnEnd,
+            MetaType::Usage,
+            MetaType::UsageSnapshot,
+            MetaType::Compaction,
+            MetaType::Title,
+            MetaType::FileSnapshot,
+            MetaType::System,
+            MetaType::Progress,
+            MetaType::Attachment,
+            MetaType::QueueOperation,
+            MetaType::Command,
+            MetaType::Interrupt,
+            MetaType::InjectedContext,
+            MetaType::TaskNotification,
+            MetaType::Rollback,
+            MetaType::ServerTool,
+            MetaType::Unknown,
+        ];
+        for t in all {
+            assert_eq!(meta_type_name(t), serde_plain(&t));
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! Arrow IPC output: the file format for `-o FILE`, the stream format on standard output.
+
+use std::io::{self, Write};
+
+use arrow_ipc::writer::{DictionaryHandling, FileWriter, IpcWriteOptions, StreamWriter};
+
+use super::columns::{EventColumns, event_schema, session_batch, session_schema};
+use super::{BATCH_BYTES, BATCH_ROWS, io_error};
+use crate::model::{Diagnostic, Event};
+use crate::write::{AtomicFile, EventSink, Sessions, Target, beside};
+
+/// Dictionaries grow from batch to batch, so a file can hold them as deltas.
+fn options() -> IpcWriteOptions {
+    IpcWriteOptions::default().with_dictionary_handling(DictionaryHandling::Delta)
+}
+
+pub fn open<'w>(target: Target<'w>) -> io::Result<Box<dyn EventSink + 'w>> {
+    let schema = event_schema(true);
+    Ok(match target {
+        Target::Stream(out) => {
+            let writer = StreamWriter::try_new_with_options(out, &schema, options()).map_err(io_error)?;
+            Box::new(Ipc {
+                out: Some(Out::Stream(writer)),
+                columns: EventColumns::new(true, true),
+                sessions: Sessions::default(),
+                sessions_path: None,
+            })
+        }
+        Target::Path(path) => {
+            let sessions_path = beside(&path, "sessions");
+            let file = AtomicFile::create(&path)?;
+            let writer = FileWriter::try_new_with_options(file, &schema, options()).map_err(io_error)?;
+            Box::new(Ipc {
+                out: Some(Out::File(writer)),
+                columns: EventColumns::new(true, true),
+                sessions: Sessions::default(),
+                sessions_path: Some(sessions_path),
+            })
+        }
+    })
+}
+
+enum Out<'w> {
+    Stream(StreamWriter<Box<dyn Write + Send + 'w>>),
+    File(FileWriter<AtomicFile>),
+}
+
+struct Ipc<'w> {
+    out: Option<Out<'w>>,
+    columns: EventColumns,
+    sessions: Sessions,
+    /// Where the sessions go; `None` on a stream.
+    sessions_path: Option<std::path::PathBuf>,
+}
+
+impl Ipc<'_> {
+    fn flush_batch(&mut self) -> io::Result<()> {
+        if self.columns.rows() == 0 {
+            return Ok(());
+        }
+        let batch = self.columns.finish().map_err(io_error)?;
+        match self.out.as_mut().expect("no write after finish") {
+            Out::Stream(w) => w.write(&batch),
+            Out::File(w) => w.write(&batch),
+        }
+        .map_err(io_error)
+    }
+}
+
+impl EventSink for Ipc<'_> {
+    fn begin_source(&mut self, _name: &str) -> io::Result<()> {
+        self.sessions.begin_source();
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.sessions.observe(event);
+        self.columns.append(event);
+        if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
+        self.sessions.end_source(lines, diagnostics);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.flush_batch()?;
+        match self.out.take().expect("finish is called once") {
+            Out::Stream(mut w) => w.finish().map_err(io_error)?,
+            Out::File(mut w) => {
+                w.finish().map_err(io_error)?;
+                w.into_inner().map_err(io_error)?.commit()?;
+            }
+        }
+        if let Some(path) = self.sessions_path.take() {
+            let summaries = std::mem::take(&mut self.sessions).finish();
+            let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true).map_err(io_error)?;
+            let file = AtomicFile::create(&path)?;
+            let mut w = FileWriter::try_new_with_options(file, &session_schema(true), options()).map_err(io_error)?;
+            w.write(&batch).map_err(io_error)?;
+            w.finish().map_err(io_error)?;
+            w.into_inner().map_err(io_error)?.commit()?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,82 @@
+//! Columnar writers: Parquet (`--to parquet`) and Arrow IPC (`--to arrow`).
+//!
+//! Both write the same two tables, defined once in [`columns`]: **events** (one row per event,
+//! filterable fields as typed top-level columns, token usage as a struct of nullable `Int64`,
+//! free-form JSON as `Utf8` columns tagged with the canonical `arrow.json` extension) and
+//! **sessions** (one row per session summary). Every file carries `agentlog.table`,
+//! `agentlog.schema_version` and `agentlog.version` in its key-value metadata. Columns do not
+//! depend on the input: a field a source lacks is null. New columns may be added in later
+//! minor schema versions.
+//!
+//! Layouts: `-o FILE.parquet` writes the events there and the sessions to
+//! `FILE.sessions.parquet`; `-o DIR --partition-by agent,date` writes a Hive-style dataset
+//! (`DIR/events/agent=codex/date=2026-02-23/part-<run>-<n>.parquet`, and `DIR/sessions/…`), with
+//! partition columns only in the path; a stream (standard output) gets the events only (Parquet
+//! file or Arrow IPC stream).
+//!
+//! Memory: events are buffered in column builders until 8192 rows or 32 MiB of text, then
+//! handed to the file writer as one record batch; Parquet row groups are flushed at 128 Ki rows
+//! or 64 MiB. A partitioned dataset keeps at most 8 partition files open. Session summaries are
+//! held until the end (one small record per session).
+
+mod columns;
+mod ipc;
+mod parquet;
+
+use std::io;
+
+use crate::write::{EventSink, Options, Target, Writer, unsupported};
+
+pub use columns::{event_schema, session_schema};
+
+/// Rows per record batch.
+const BATCH_ROWS: usize = 8192;
+
+/// Text bytes per record batch.
+const BATCH_BYTES: usize = 32 << 20;
+
+/// The Parquet writer.
+pub struct Parquet;
+
+impl Writer for Parquet {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn description(&self) -> &'static str {
+        "Parquet (zstd), events and sessions tables; --partition-by agent,date for a Hive dataset"
+    }
+
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+        parquet::open(target, options)
+    }
+}
+
+/// The Arrow IPC writer.
+pub struct Arrow;
+
+impl Writer for Arrow {
+    fn name(&self) -> &'static str {
+        "arrow"
+    }
+
+    fn description(&self) -> &'static str {
+        "Arrow IPC: a file with -o (sessions beside it), a stream on standard output"
+    }
+
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+        if !options.partition_by.is_empty() {
+            return Err(unsupported("--partition-by", self.name()));
+        }
+        ipc::open(target)
+    }
+}
+
+/// Arrow and Parquet errors as I/O errors, keeping I/O errors (a closed pipe) as they were.
+fn io_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
+    let e = e.into();
+    match e.downcast::<io::Error>() {
+        Ok(io) => *io,
+        Err(e) => io::Error::other(e),
+    }
+}

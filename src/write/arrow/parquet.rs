@@ -1,0 +1,298 @@
+//! Parquet output: one file (and its sessions beside it), or a Hive-style partitioned dataset.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::schema::types::ColumnPath;
+
+use super::columns::{EventColumns, event_schema, metadata, session_batch, session_schema};
+use super::{BATCH_BYTES, BATCH_ROWS, io_error};
+use crate::model::{Agent, Diagnostic, Event, SessionSummary};
+use crate::write::{AtomicFile, EventSink, Options, PartitionKey, Sessions, Target, beside, unsupported};
+
+/// Rows per row group.
+const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// Bytes per row group, before compression.
+const ROW_GROUP_BYTES: usize = 64 << 20;
+
+/// Partition files open at once in a dataset; the least recently used is closed beyond that.
+const MAX_OPEN_PARTITIONS: usize = 8;
+
+/// Compressed bytes after which a partition file is closed and the next part begun.
+const PART_FILE_BYTES: usize = 512 << 20;
+
+/// Free-text and JSON columns, whose values rarely repeat: no dictionary pages.
+const NO_DICTIONARY: [&str; 9] =
+    ["text", "parts", "raw_text", "signature", "tool_input", "tool_input_text", "tool_result", "data", "extra"];
+
+/// The value Hive and Spark use for a missing partition value.
+const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+fn properties(table: &str) -> WriterProperties {
+    let metadata = metadata(table).into_iter().map(|(k, v)| KeyValue::new(k, v));
+    let mut metadata: Vec<KeyValue> = metadata.collect();
+    metadata.sort_by(|a, b| a.key.cmp(&b.key));
+    let mut builder = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("3 is a zstd level")))
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
+        .set_statistics_enabled(EnabledStatistics::Page)
+        .set_coerce_types(true)
+        .set_key_value_metadata(Some(metadata));
+    for column in NO_DICTIONARY {
+        builder = builder.set_column_dictionary_enabled(ColumnPath::from(column), false);
+    }
+    builder.build()
+}
+
+pub fn open<'w>(target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+    match target {
+        Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
+            events: Some(EventFile::new(out, true)?),
+            sessions: Sessions::default(),
+            sessions_path: None,
+        })),
+        Target::Stream(_) => Err(unsupported("--partition-by without -o DIR", "parquet")),
+        Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
+            events: Some(EventFile::new(AtomicFile::create(&path)?, true)?),
+            sessions: Sessions::default(),
+            sessions_path: Some(beside(&path, "sessions")),
+        })),
+        Target::Path(root) => Ok(Box::new(Partitioned::new(root, options))),
+    }
+}
+
+/// One Parquet file of events, fed batch by batch.
+struct EventFile<W: Write + Send> {
+    writer: ArrowWriter<W>,
+    columns: EventColumns,
+}
+
+impl<W: Write + Send> EventFile<W> {
+    fn new(out: W, with_agent: bool) -> io::Result<Self> {
+        let writer =
+            ArrowWriter::try_new(out, event_schema(with_agent), Some(properties("events"))).map_err(io_error)?;
+        Ok(EventFile { writer, columns: EventColumns::new(with_agent, false) })
+    }
+
+    fn append(&mut self, event: &Event) -> io::Result<()> {
+        self.columns.append(event);
+        if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
+            self.flush_batch()?;
+        }
+        Ok(())
+    }
+
+    fn flush_batch(&mut self) -> io::Result<()> {
+        if self.columns.rows() > 0 {
+            let batch = self.columns.finish().map_err(io_error)?;
+            self.writer.write(&batch).map_err(io_error)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes written to the file so far, plus what its open row group holds.
+    fn size(&self) -> usize {
+        self.writer.bytes_written() + self.writer.in_progress_size()
+    }
+
+    /// Writes the rest and the footer; returns the output.
+    fn close(mut self) -> io::Result<W> {
+        self.flush_batch()?;
+        // `into_inner` flushes the open row group and writes the footer.
+        self.writer.into_inner().map_err(io_error)
+    }
+}
+
+/// Writes sessions as one Parquet file.
+fn write_sessions(path: &Path, sessions: &[&SessionSummary], with_agent: bool) -> io::Result<()> {
+    let batch = session_batch(sessions, with_agent).map_err(io_error)?;
+    let file = AtomicFile::create(path)?;
+    let mut writer =
+        ArrowWriter::try_new(file, session_schema(with_agent), Some(properties("sessions"))).map_err(io_error)?;
+    writer.write(&batch).map_err(io_error)?;
+    writer.into_inner().map_err(io_error)?.commit()
+}
+
+/// One events file, and its sessions beside it unless it is a stream.
+struct Single<W: Write + Send> {
+    events: Option<EventFile<W>>,
+    sessions: Sessions,
+    /// Where the sessions go; `None` on a stream.
+    sessions_path: Option<PathBuf>,
+}
+
+/// How a finished events output is completed: a file is renamed into place, a stream flushed.
+trait Complete {
+    fn complete(self) -> io::Result<()>;
+}
+
+impl Complete for AtomicFile {
+    fn complete(self) -> io::Result<()> {
+        self.commit()
+    }
+}
+
+impl Complete for Box<dyn Write + Send + '_> {
+    fn complete(mut self) -> io::Result<()> {
+        self.flush()
+    }
+}
+
+impl<W: Write + Send + Complete> EventSink for Single<W> {
+    fn begin_source(&mut self, _name: &str) -> io::Result<()> {
+        self.sessions.begin_source();
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.sessions.observe(event);
+        self.events.as_mut().expect("no event after finish").append(event)
+    }
+
+    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
+        self.sessions.end_source(lines, diagnostics);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.events.take().expect("finish is called once").close()?.complete()?;
+        if let Some(path) = self.sessions_path.take() {
+            let summaries = std::mem::take(&mut self.sessions).finish();
+            write_sessions(&path, &summaries.iter().collect::<Vec<_>>(), true)?;
+        }
+        Ok(())
+    }
+}
+
+/// A Hive-style dataset: `ROOT/events/agent=…/date=…/part-<run>-<n>.parquet` and `ROOT/sessions/…`.
+struct Partitioned {
+    root: PathBuf,
+    keys: Vec<PartitionKey>,
+    /// Names part files, so that runs over other inputs add files instead of replacing them.
+    run: String,
+    /// Open partition files by directory, with the tick of their last use.
+    open: BTreeMap<String, (EventFile<AtomicFile>, u64)>,
+    tick: u64,
+    next_part: HashMap<String, u32>,
+    sessions: Sessions,
+    /// Last known date per session, for events the source gives no time (old Codex files).
+    last_date: HashMap<(Agent, String), String>,
+}
+
+impl Partitioned {
+    fn new(root: PathBuf, options: &Options) -> Self {
+        Partitioned {
+            root,
+            keys: options.partition_by.clone(),
+            run: options.run_id.clone(),
+            open: BTreeMap::new(),
+            tick: 0,
+            next_part: HashMap::new(),
+            sessions: Sessions::default(),
+            last_date: HashMap::new(),
+        }
+    }
+
+    fn with_agent(&self) -> bool {
+        !self.keys.contains(&PartitionKey::Agent)
+    }
+
+    /// The partition directory of an event, relative to the table: `agent=codex/date=2026-02-23`.
+    fn partition(&mut self, event: &Event) -> String {
+        let key = (event.agent, event.session_id.clone());
+        let date = match event.timestamp {
+            Some(t) => {
+                let date = t.format("%Y-%m-%d").to_string();
+                self.last_date.insert(key, date.clone());
+                date
+            }
+            None => self.last_date.get(&key).cloned().unwrap_or_else(|| NULL_PARTITION.to_owned()),
+        };
+        self.path_of(event.agent, &date)
+    }
+
+    fn path_of(&self, agent: Agent, date: &str) -> String {
+        self.keys
+            .iter()
+            .map(|k| match k {
+                PartitionKey::Agent => format!("agent={}", agent.as_str()),
+                PartitionKey::Date => format!("date={date}"),
+            })
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+
+    fn part_path(&mut self, table: &str, dir: &str) -> PathBuf {
+        let n = self.next_part.entry(format!("{table}/{dir}")).or_insert(0);
+        let path = self.root.join(table).join(dir).join(format!("part-{}-{n:04}.parquet", self.run));
+        *n += 1;
+        path
+    }
+
+    fn close(&mut self, dir: &str) -> io::Result<()> {
+        if let Some((file, _)) = self.open.remove(dir) {
+            file.close()?.commit()?;
+        }
+        Ok(())
+    }
+}
+
+impl EventSink for Partitioned {
+    fn begin_source(&mut self, _name: &str) -> io::Result<()> {
+        self.sessions.begin_source();
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.sessions.observe(event);
+        let dir = self.partition(event);
+        if !self.open.contains_key(&dir) {
+            if self.open.len() >= MAX_OPEN_PARTITIONS {
+                let oldest = self.open.iter().min_by_key(|(_, (_, used))| *used).map(|(d, _)| d.clone());
+                if let Some(oldest) = oldest {
+                    self.close(&oldest)?;
+                }
+            }
+            let path = self.part_path("events", &dir);
+            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent())?;
+            self.open.insert(dir.clone(), (file, 0));
+        }
+        self.tick += 1;
+        let (file, used) = self.open.get_mut(&dir).expect("opened above");
+        *used = self.tick;
+        file.append(event)?;
+        if file.size() >= PART_FILE_BYTES {
+            self.close(&dir)?;
+        }
+        Ok(())
+    }
+
+    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
+        self.sessions.end_source(lines, diagnostics);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        for dir in self.open.keys().cloned().collect::<Vec<_>>() {
+            self.close(&dir)?;
+        }
+        let summaries = std::mem::take(&mut self.sessions).finish();
+        let mut by_partition: BTreeMap<String, Vec<&SessionSummary>> = BTreeMap::new();
+        for s in &summaries {
+            let date = s.started_at.map_or_else(|| NULL_PARTITION.to_owned(), |t| t.format("%Y-%m-%d").to_string());
+            by_partition.entry(self.path_of(s.agent, &date)).or_default().push(s);
+        }
+        for (dir, sessions) in by_partition {
+            let path = self.part_path("sessions", &dir);
+            write_sessions(&path, &sessions, self.with_agent())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,47 @@
+//! [`Sessions`]: session summaries built from the events and source reports a writer sees.
+
+use std::collections::BTreeMap;
+
+use crate::model::{Agent, Diagnostic, Event, SessionSummary, SessionTally};
+
+/// Session summaries of everything written so far, one per (agent, session id).
+///
+/// Memory grows with the number of sessions (one summary each, plus the call ids of their tool
+/// calls), not with the number of events.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    tallies: BTreeMap<(Agent, String), SessionTally>,
+    /// The session the current source's lines and problems are counted in: its first one.
+    current: Option<(Agent, String)>,
+}
+
+impl Sessions {
+    /// Starts a new source.
+    pub fn begin_source(&mut self) {
+        self.current = None;
+    }
+
+    /// Takes one event into its session's summary.
+    pub fn observe(&mut self, event: &Event) {
+        let key = (event.agent, event.session_id.clone());
+        self.current.get_or_insert_with(|| key.clone());
+        self.tallies.entry(key).or_insert_with(|| SessionTally::new(event.agent, &event.session_id)).observe(event);
+    }
+
+    /// Counts a finished source's lines and problems in its first session.
+    pub fn end_source(&mut self, lines: u64, diagnostics: &[Diagnostic]) {
+        if let Some(tally) = self.current.as_ref().and_then(|key| self.tallies.get_mut(key)) {
+            tally.add_lines(lines, diagnostics);
+        }
+    }
+
+    /// Whether no session has been seen.
+    pub fn is_empty(&self) -> bool {
+        self.tallies.is_empty()
+    }
+
+    /// The summaries, by agent and session id.
+    pub fn finish(self) -> Vec<SessionSummary> {
+        self.tallies.into_values().map(SessionTally::finish).collect()
+    }
+}
