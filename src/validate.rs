@@ -1,26 +1,23 @@
 //! Checking agentlog output against the published schemas.
 //!
-//! [`Validator`] validates unified JSONL line by line against `schema/event.schema.json`, in
-//! bounded memory; each problem becomes an [`InputDiagnostic`] naming the line, the JSON
-//! pointer of the offending value and the schema keyword that failed.
+//! [`Validator`] checks unified JSONL line by line against `schema/event.schema.json`, and
+//! interchange documents as a stream: each event against the event schema as it is read, the
+//! rest of the document against `schema/interchange.schema.json` once. Memory does not grow with
+//! the size of the file. Every problem names the file, the line (JSONL) or the JSON pointer
+//! (interchange), the schema keyword that failed and a one-line reason.
 
-use std::io::{self, BufRead};
+use std::fmt;
+use std::io::{self, BufRead, Read};
 
+use miette::Diagnostic;
+use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::EVENT_SCHEMA;
+use crate::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA, walk_document};
 use crate::read::{InputDiagnostic, Problem};
 
 /// Problems reported per file before the rest are only counted.
 pub const MAX_REPORTED: usize = 1000;
-
-/// Validates unified events against the published event schema.
-pub struct Validator {
-    event: jsonschema::Validator,
-    /// One validator per event kind for its payload alone: a payload error fails the event
-    /// schema's `oneOf` as a whole, and these name the actual field instead.
-    payloads: Vec<(&'static str, jsonschema::Validator)>,
-}
 
 /// Event kinds and the schema definition of their payloads.
 const PAYLOADS: [(&str, &str); 5] = [
@@ -31,27 +28,140 @@ const PAYLOADS: [(&str, &str); 5] = [
     ("meta", "Meta"),
 ];
 
+/// Validates agentlog output against the schemas built into this binary.
+pub struct Validator {
+    event: jsonschema::Validator,
+    /// One validator per event kind for its payload alone: a payload error fails the event
+    /// schema's `oneOf` as a whole, and these name the actual field instead.
+    payloads: Vec<(&'static str, jsonschema::Validator)>,
+    document: jsonschema::Validator,
+}
+
 impl Default for Validator {
     fn default() -> Self {
         Self::new()
     }
 }
 
+/// One place where a value breaks the schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// JSON pointer of the offending value (`/payload/role`, `/sessions/0/events/3/seq`).
+    pub pointer: String,
+    /// The schema keyword that failed (`type`, `required`, `oneOf`, …).
+    pub keyword: String,
+    /// One-line reason.
+    pub reason: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
+        write!(f, "{pointer}: {} (schema keyword `{}`)", self.reason, self.keyword)
+    }
+}
+
+/// A problem found in a file: on a line (JSONL, or a document that is not JSON) or at a JSON
+/// pointer of a document.
+#[derive(Debug)]
+pub enum Finding {
+    /// A line that is not JSON or breaks the schema.
+    Line(InputDiagnostic),
+    /// A value of an interchange document that breaks the schema.
+    Document {
+        /// The file as given.
+        file: String,
+        /// What breaks.
+        violation: Violation,
+    },
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::Line(d) => d.fmt(f),
+            Finding::Document { file, violation } => write!(f, "{file}: {violation}"),
+        }
+    }
+}
+
+impl std::error::Error for Finding {}
+
+impl Diagnostic for Finding {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match self {
+            Finding::Line(d) => d.code(),
+            Finding::Document { .. } => Some(Box::new("agentlog::validate::schema")),
+        }
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(miette::Severity::Error)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match self {
+            Finding::Line(d) => d.help(),
+            Finding::Document { .. } => None,
+        }
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        match self {
+            Finding::Line(d) => d.source_code(),
+            Finding::Document { .. } => None,
+        }
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        match self {
+            Finding::Line(d) => d.labels(),
+            Finding::Document { .. } => None,
+        }
+    }
+}
+
+/// Which of agentlog's formats a file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// Unified JSONL: one event per line.
+    Unified,
+    /// An interchange document.
+    Interchange,
+}
+
 /// What validating one file found.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Validation {
-    /// Non-empty lines checked.
-    pub lines: u64,
-    /// Lines with at least one problem.
-    pub invalid_lines: u64,
+    /// The format the file was checked as.
+    pub format: Format,
+    /// Events checked.
+    pub events: u64,
+    /// Events (or JSONL lines) with at least one problem, plus one if the rest of a document is
+    /// invalid.
+    pub invalid: u64,
     /// The problems, at most [`MAX_REPORTED`].
-    pub problems: Vec<InputDiagnostic>,
+    pub findings: Vec<Finding>,
+}
+
+impl Validation {
+    fn new(format: Format) -> Self {
+        Validation { format, events: 0, invalid: 0, findings: Vec::new() }
+    }
+
+    fn push(&mut self, finding: Finding) {
+        if self.findings.len() < MAX_REPORTED {
+            self.findings.push(finding);
+        }
+    }
 }
 
 impl Validator {
-    /// A validator for the event schema built into this binary.
+    /// A validator for the schemas built into this binary.
     pub fn new() -> Self {
-        let schema: Value = serde_json::from_str(EVENT_SCHEMA).expect("the built-in schema is JSON");
+        let event: Value = serde_json::from_str(EVENT_SCHEMA).expect("the built-in schema is JSON");
+        let document: Value = serde_json::from_str(INTERCHANGE_SCHEMA).expect("the built-in schema is JSON");
         let build = |schema: &Value| {
             jsonschema::draft202012::options()
                 .should_validate_formats(true)
@@ -62,14 +172,82 @@ impl Validator {
             .iter()
             .map(|(kind, def)| {
                 let sub = serde_json::json!({
-                    "$schema": schema["$schema"],
-                    "$defs": schema["$defs"],
+                    "$schema": event["$schema"],
+                    "$defs": event["$defs"],
                     "$ref": format!("#/$defs/{def}"),
                 });
                 (*kind, build(&sub))
             })
             .collect();
-        Validator { event: build(&schema), payloads }
+        Validator { event: build(&event), payloads, document: build(&document) }
+    }
+
+    /// The ways one event breaks the event schema; empty when it is valid.
+    pub fn event_violations(&self, event: &Value) -> Vec<Violation> {
+        let mut found = Vec::new();
+        for e in self.event.iter_errors(event) {
+            let keyword = keyword(&e);
+            if keyword == "oneOf" && e.instance_path().as_str().is_empty() {
+                // The kind/payload pair: say which of the two is wrong.
+                found.extend(self.payload_violations(event));
+                continue;
+            }
+            found.push(Violation { pointer: e.instance_path().as_str().to_owned(), keyword, reason: e.to_string() });
+        }
+        found
+    }
+
+    fn payload_violations(&self, event: &Value) -> Vec<Violation> {
+        let kind = event.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let Some((_, validator)) = self.payloads.iter().find(|(k, _)| *k == kind) else {
+            let known = PAYLOADS.map(|(k, _)| k).join(", ");
+            let found = event.get("kind").map_or_else(|| "nothing".to_owned(), Value::to_string);
+            return vec![Violation {
+                pointer: "/kind".into(),
+                keyword: "oneOf".into(),
+                reason: format!("expected one of {known}, but found {found}"),
+            }];
+        };
+        let Some(payload) = event.get("payload") else {
+            return vec![Violation {
+                pointer: String::new(),
+                keyword: "required".into(),
+                reason: "\"payload\" is a required property".into(),
+            }];
+        };
+        validator
+            .iter_errors(payload)
+            .map(|e| Violation {
+                pointer: format!("/payload{}", e.instance_path().as_str()),
+                keyword: keyword(&e),
+                reason: e.to_string(),
+            })
+            .collect()
+    }
+
+    /// The ways an interchange document, with its `events` arrays emptied, breaks the
+    /// interchange schema.
+    pub fn document_violations(&self, skeleton: &Value) -> Vec<Violation> {
+        self.document
+            .iter_errors(skeleton)
+            .map(|e| Violation {
+                pointer: e.instance_path().as_str().to_owned(),
+                keyword: keyword(&e),
+                reason: e.to_string(),
+            })
+            .collect()
+    }
+
+    /// Validates a file of either format, telling which from its first line.
+    ///
+    /// # Errors
+    /// Only when reading the input fails.
+    pub fn check(&self, name: &str, mut input: impl BufRead) -> io::Result<Validation> {
+        let mut first = Vec::new();
+        input.read_until(b'\n', &mut first)?;
+        let is_event = serde_json::from_slice::<Value>(&first).is_ok_and(|v| v.get("kind").is_some());
+        let input = io::Cursor::new(first).chain(input);
+        if is_event { self.check_jsonl(name, io::BufReader::new(input)) } else { self.check_interchange(name, input) }
     }
 
     /// Validates every line of a unified JSONL input named `name`.
@@ -77,7 +255,7 @@ impl Validator {
     /// # Errors
     /// Only when reading the input fails.
     pub fn check_jsonl(&self, name: &str, mut input: impl BufRead) -> io::Result<Validation> {
-        let mut result = Validation::default();
+        let mut result = Validation::new(Format::Unified);
         let mut buf = Vec::new();
         let mut number = 0;
         loop {
@@ -91,76 +269,82 @@ impl Validator {
             if text.trim().is_empty() {
                 continue;
             }
-            result.lines += 1;
-            let problems = self.check_line(text);
-            if problems.is_empty() {
-                continue;
-            }
-            result.invalid_lines += 1;
-            for problem in problems {
-                if result.problems.len() < MAX_REPORTED {
-                    result.problems.push(InputDiagnostic::new(name, number, text, problem));
+            result.events += 1;
+            let problems = match serde_json::from_str::<Value>(text) {
+                Err(e) => {
+                    let mut p = Problem::from_json(&e);
+                    p.code = "agentlog::validate::invalid_json";
+                    p.help = Some("every line of unified output is one JSON object");
+                    vec![p]
                 }
+                Ok(value) => self.event_violations(&value).into_iter().map(|v| schema_problem(&v)).collect(),
+            };
+            if !problems.is_empty() {
+                result.invalid += 1;
+            }
+            for mut problem in problems {
+                problem.is_error = true;
+                result.push(Finding::Line(InputDiagnostic::new(name, number, text, problem)));
             }
         }
         Ok(result)
     }
 
-    /// The problems of one line: not JSON, or each schema violation.
-    fn check_line(&self, text: &str) -> Vec<Problem> {
-        let value: Value = match serde_json::from_str(text) {
-            Ok(value) => value,
+    /// Validates an interchange document named `name`, streaming its events.
+    ///
+    /// # Errors
+    /// Only when reading the input fails.
+    pub fn check_interchange(&self, name: &str, input: impl Read) -> io::Result<Validation> {
+        let mut result = Validation::new(Format::Interchange);
+        let mut found = Vec::new();
+        let walked = walk_document(input, &mut |i, j, raw| {
+            result.events += 1;
+            let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
+            let violations = self.event_violations(&value);
+            if !violations.is_empty() {
+                result.invalid += 1;
+            }
+            for mut v in violations {
+                v.pointer = format!("/sessions/{i}/events/{j}{}", v.pointer);
+                found.push(v);
+            }
+            Ok(())
+        });
+        for violation in found {
+            result.push(Finding::Document { file: name.to_owned(), violation });
+        }
+        match walked {
+            Err(e) if e.is_io() => return Err(e.into()),
             Err(e) => {
+                // Not JSON, or cut short: name the line and column where reading stopped.
+                result.invalid += 1;
                 let mut p = Problem::from_json(&e);
                 p.code = "agentlog::validate::invalid_json";
-                p.help = Some("every line of unified output is one JSON object");
+                p.help = Some("an interchange file is one JSON document");
                 p.is_error = true;
-                return vec![p];
+                let line = e.line() as u64;
+                result.push(Finding::Line(InputDiagnostic::new(name, line.max(1), "", p)));
             }
-        };
-        let mut problems = Vec::new();
-        for e in self.event.iter_errors(&value) {
-            let keyword = e.schema_path().as_str().rsplit('/').next().unwrap_or_default().to_owned();
-            if keyword == "oneOf" && e.instance_path().as_str().is_empty() {
-                // The kind/payload pair: say which of the two is wrong.
-                problems.extend(self.check_payload(&value));
-                continue;
+            Ok(skeleton) => {
+                let violations = self.document_violations(&skeleton);
+                if !violations.is_empty() {
+                    result.invalid += 1;
+                }
+                for violation in violations {
+                    result.push(Finding::Document { file: name.to_owned(), violation });
+                }
             }
-            problems.push(schema_problem(e.instance_path().as_str(), &e.to_string(), &keyword));
         }
-        problems
-    }
-
-    /// Why `kind` and `payload` match none of the event kinds.
-    fn check_payload(&self, event: &Value) -> Vec<Problem> {
-        let kind = event.get("kind").and_then(Value::as_str).unwrap_or_default();
-        let Some((_, validator)) = self.payloads.iter().find(|(k, _)| *k == kind) else {
-            let known = PAYLOADS.map(|(k, _)| k).join(", ");
-            let found = event.get("kind").map_or_else(|| "nothing".to_owned(), Value::to_string);
-            return vec![schema_problem("/kind", &format!("expected one of {known}, but found {found}"), "oneOf")];
-        };
-        let Some(payload) = event.get("payload") else {
-            return vec![schema_problem("/", "\"payload\" is a required property", "required")];
-        };
-        validator
-            .iter_errors(payload)
-            .map(|e| {
-                let keyword = e.schema_path().as_str().rsplit('/').next().unwrap_or_default().to_owned();
-                schema_problem(&format!("/payload{}", e.instance_path().as_str()), &e.to_string(), &keyword)
-            })
-            .collect()
+        Ok(result)
     }
 }
 
-fn schema_problem(pointer: &str, reason: &str, keyword: &str) -> Problem {
-    let pointer = if pointer.is_empty() { "/" } else { pointer };
-    Problem {
-        code: "agentlog::validate::schema",
-        message: format!("{pointer}: {reason} (schema keyword `{keyword}`)"),
-        column: 0,
-        help: None,
-        is_error: true,
-    }
+fn keyword(e: &jsonschema::ValidationError<'_>) -> String {
+    e.schema_path().as_str().rsplit('/').next().unwrap_or_default().to_owned()
+}
+
+fn schema_problem(v: &Violation) -> Problem {
+    Problem { code: "agentlog::validate::schema", message: v.to_string(), column: 0, help: None, is_error: true }
 }
 
 #[cfg(test)]
@@ -168,31 +352,48 @@ mod tests {
     use super::*;
 
     fn check(text: &str) -> Validation {
-        Validator::new().check_jsonl("t.jsonl", text.as_bytes()).unwrap()
+        Validator::new().check("t", text.as_bytes()).unwrap()
+    }
+
+    fn messages(v: &Validation) -> Vec<String> {
+        v.findings.iter().map(ToString::to_string).collect()
     }
 
     #[test]
-    fn reports_a_line_that_is_not_json() {
-        let v = check("{\"a\":\n");
-        assert_eq!((v.lines, v.invalid_lines), (1, 1));
-        assert_eq!(v.problems[0].problem.code, "agentlog::validate::invalid_json");
-        assert_eq!(v.problems[0].line, 1);
+    fn reports_a_jsonl_line_that_is_not_json() {
+        let v = Validator::new().check_jsonl("t.jsonl", "{\"a\":\n".as_bytes()).unwrap();
+        assert_eq!((v.events, v.invalid), (1, 1));
+        assert!(
+            matches!(&v.findings[0], Finding::Line(d) if d.line == 1 && d.problem.code == "agentlog::validate::invalid_json")
+        );
     }
 
     #[test]
-    fn names_the_field_inside_a_payload() {
-        let v = check(r#"{"kind":"message","payload":{"role":"robot","text":"","parts":[],"phase":null}}"#);
-        assert!(v.problems.iter().any(|p| p.problem.message.starts_with("/payload/role: ")), "{:#?}", v.problems);
-        let v = check(r#"{"kind":"telepathy","payload":{}}"#);
-        assert!(v.problems.iter().any(|p| p.problem.message
-            == "/kind: expected one of message, reasoning, tool_call, tool_output, meta, but found \"telepathy\" (schema keyword `oneOf`)"));
+    fn names_the_field_inside_a_payload_and_an_unknown_kind() {
+        let v = check(
+            "{\"kind\":\"message\",\"payload\":{\"role\":\"robot\",\"text\":\"\",\"parts\":[],\"phase\":null}}\n",
+        );
+        assert!(messages(&v).iter().any(|m| m.contains("/payload/role: ")), "{:#?}", messages(&v));
+        let v = check("{\"kind\":\"telepathy\",\"payload\":{}}\n");
+        assert!(messages(&v).iter().any(|m| m.contains(
+            "/kind: expected one of message, reasoning, tool_call, tool_output, meta, but found \"telepathy\" (schema keyword `oneOf`)"
+        )));
     }
 
     #[test]
-    fn reports_a_missing_field_with_its_keyword() {
-        let v = check("{}\n");
-        assert_eq!(v.invalid_lines, 1);
-        assert!(v.problems.iter().any(|p| p.problem.message.contains("\"id\" is a required property")
-            && p.problem.message.contains("keyword `required`")));
+    fn a_missing_field_names_its_keyword() {
+        let v = check("{\"kind\":\"meta\"}\n");
+        assert!(
+            messages(&v)
+                .iter()
+                .any(|m| m.contains("\"id\" is a required property") && m.contains("keyword `required`"))
+        );
+    }
+
+    #[test]
+    fn a_truncated_document_names_where_reading_stopped() {
+        let v = check("{\"schema_version\":\"1.0\",\n\"sessions\":[{\"events\":[");
+        assert_eq!(v.format, Format::Interchange);
+        assert!(matches!(&v.findings[..], [Finding::Line(d)] if d.line == 2 && d.problem.message.contains("EOF")));
     }
 }

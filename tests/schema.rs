@@ -95,5 +95,5 @@ fn python_jsonschema_accepts_the_schemas_and_the_output() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("lines valid"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("lines and documents valid"));
 }

@@ -6,7 +6,7 @@ use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use agentlog::read::READERS;
-use agentlog::write::{PLANNED, WRITERS};
+use agentlog::write::WRITERS;
 
 /// Convert coding-agent session logs (Claude Code, Codex CLI) into one unified event model.
 #[derive(Debug, Parser)]
@@ -26,7 +26,7 @@ pub struct Args {
 pub enum Command {
     /// Convert session files into unified events.
     Convert(ConvertArgs),
-    /// Check unified JSONL files against the published event schema.
+    /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published JSON Schema.
     Schema {
@@ -75,9 +75,22 @@ pub enum PartitionBy {
 /// Arguments of `agentlog validate`.
 #[derive(Debug, clap::Args)]
 pub struct ValidateArgs {
-    /// Unified JSONL files to check against the published event schema.
+    /// Unified JSONL or interchange files to check against the published schemas.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// How to report: diagnostics on stderr, or a JSON report on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: ReportFormat,
+}
+
+/// Report formats of `agentlog validate`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Diagnostics on stderr.
+    Text,
+    /// One JSON document on stdout: per file, its format, counts and problems.
+    Json,
 }
 
 /// The published schemas.
@@ -101,6 +114,5 @@ fn to_values() -> Vec<clap::builder::PossibleValue> {
         std::iter::once(clap::builder::PossibleValue::new(w.name()).help(w.description()))
             .chain(w.aliases().iter().map(|a| clap::builder::PossibleValue::new(*a).hide(true)))
     });
-    let planned = PLANNED.iter().map(|p| clap::builder::PossibleValue::new(*p).help("not available yet"));
-    written.chain(planned).collect()
+    written.collect()
 }

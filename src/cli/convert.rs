@@ -95,7 +95,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
                 totals.files += 1;
                 totals.events += report.events;
                 totals.warnings += report.diagnostics.len() as u64;
-                reporter.input_diagnostics(name, &report.diagnostics);
+                reporter.diagnostics(name, &report.diagnostics);
                 let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
                 if let Err(e) = sink.end_source(name, report.lines, &records) {
                     write_error = Some(e);

@@ -45,7 +45,7 @@ pub enum CliError {
     #[diagnostic(
         code(agentlog::input::unknown_format),
         help(
-            "its first lines are neither Claude Code nor Codex records; pass --from claude or --from codex to read it anyway"
+            "its first lines match none of the formats agentlog reads (claude, codex, unified, interchange); pass --from NAME to read it anyway"
         )
     )]
     UnknownFormat {

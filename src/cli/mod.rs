@@ -49,7 +49,7 @@ pub fn run(args: Args) -> Exit {
     let reporter = Reporter::new(args.quiet);
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
-        Command::Validate(validate) => run_validate(&validate.files, &reporter),
+        Command::Validate(validate) => run_validate(&validate, &reporter),
         Command::Schema { which } => {
             let text = match which {
                 SchemaName::Event => EVENT_SCHEMA,
@@ -67,25 +67,38 @@ pub fn run(args: Args) -> Exit {
     }
 }
 
-fn run_validate(files: &[std::path::PathBuf], reporter: &Reporter) -> Exit {
+fn run_validate(args: &args::ValidateArgs, reporter: &Reporter) -> Exit {
     let validator = agentlog::validate::Validator::new();
     let mut exit = Exit::Success;
-    for path in files {
+    let mut report = Vec::new();
+    for path in &args.files {
         let name = path.display().to_string();
         let result = std::fs::File::open(path)
-            .and_then(|f| validator.check_jsonl(&name, std::io::BufReader::with_capacity(256 * 1024, f)));
+            .and_then(|f| validator.check(&name, std::io::BufReader::with_capacity(256 * 1024, f)));
         match result {
             Err(source) => {
                 reporter.error(&CliError::Unreadable { path: name, source });
                 exit = exit.max(Exit::Input);
             }
             Ok(v) => {
-                reporter.input_diagnostics(&name, &v.problems);
-                reporter.info(&format!("{name}: {} lines, {} invalid", v.lines, v.invalid_lines));
-                if v.invalid_lines > 0 {
+                if args.format == args::ReportFormat::Text {
+                    reporter.diagnostics(&name, &v.findings);
+                    reporter.info(&format!("{name}: {} events, {} invalid", v.events, v.invalid));
+                }
+                if v.invalid > 0 {
                     exit = exit.max(Exit::Invalid);
                 }
+                report.push(report::file_report(&name, &v));
             }
+        }
+    }
+    if args.format == args::ReportFormat::Json {
+        let text = serde_json::to_string_pretty(&serde_json::json!({ "files": report })).expect("a report serialises");
+        if let Err(e) = writeln!(io::stdout(), "{text}")
+            && e.kind() != io::ErrorKind::BrokenPipe
+        {
+            reporter.error(&CliError::output(&None, e));
+            return Exit::Output;
         }
     }
     exit
@@ -108,6 +121,7 @@ fn output_format(args: &ConvertArgs) -> String {
     match extension {
         Some("parquet") => "parquet",
         Some("arrow" | "arrows" | "feather" | "ipc") => "arrow",
+        Some("json") => "interchange",
         _ => "unified",
     }
     .to_owned()

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 
-use agentlog::read::InputDiagnostic;
+use agentlog::validate::{Finding, Validation};
 
 /// Input diagnostics printed per file; the rest are counted.
 const MAX_PRINTED_PER_FILE: usize = 20;
@@ -32,8 +32,8 @@ impl Reporter {
         self.render(diagnostic);
     }
 
-    /// Prints the input diagnostics of one file, at most [`MAX_PRINTED_PER_FILE`] of them.
-    pub fn input_diagnostics(&self, file: &str, diagnostics: &[InputDiagnostic]) {
+    /// Prints any diagnostics of one file, at most [`MAX_PRINTED_PER_FILE`] of them.
+    pub fn diagnostics<D: Diagnostic>(&self, file: &str, diagnostics: &[D]) {
         if self.quiet {
             return;
         }
@@ -64,4 +64,25 @@ impl Reporter {
         // stderr may be closed too; there is nowhere left to report that.
         let _ = writeln!(std::io::stderr().lock(), "{text}");
     }
+}
+
+/// One file's part of `validate --format json`.
+pub fn file_report(file: &str, v: &Validation) -> serde_json::Value {
+    let problems: Vec<serde_json::Value> = v
+        .findings
+        .iter()
+        .map(|f| match f {
+            Finding::Line(d) => serde_json::json!({
+                "code": d.problem.code, "line": d.line, "column": d.column(), "message": d.problem.message,
+            }),
+            Finding::Document { violation, .. } => serde_json::json!({
+                "code": "agentlog::validate::schema", "pointer": violation.pointer,
+                "keyword": violation.keyword, "message": violation.reason,
+            }),
+        })
+        .collect();
+    serde_json::json!({
+        "file": file, "format": v.format, "valid": v.invalid == 0, "events": v.events,
+        "invalid": v.invalid, "problems": problems,
+    })
 }

@@ -48,7 +48,7 @@ pub use event::{
     Usage,
 };
 pub use id::{EventKey, USAGE_SLOT};
-pub use interchange::{Document, Header, Producer, SessionEntry};
+pub use interchange::{Document, Header, Producer, SessionEntry, walk_document};
 pub use json::Json;
 pub use session::{Counts, Diagnostic, Relation, SessionSummary, SessionTally, UsageTotals};
 

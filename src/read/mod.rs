@@ -9,6 +9,8 @@
 pub mod claude;
 pub mod codex;
 mod diagnostic;
+pub mod interchange;
+pub mod unified;
 
 use std::any::Any;
 use std::io::{self, BufRead};
@@ -18,7 +20,7 @@ use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
 pub use diagnostic::{InputDiagnostic, Problem};
 
 /// Every reader agentlog knows, in the order `--help` lists them.
-pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex];
+pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];
 
 /// Looks a reader up by the name users type (`claude`, `codex`).
 pub fn reader(name: &str) -> Option<&'static dyn Reader> {
@@ -35,8 +37,9 @@ pub trait Reader: Send + Sync {
     /// The name users type after `--from`.
     fn name(&self) -> &'static str;
 
-    /// The agent whose files this reader reads.
-    fn agent(&self) -> Agent;
+    /// The agent whose files this reader reads; `None` for agentlog's own formats, which hold
+    /// events of any agent.
+    fn agent(&self) -> Option<Agent>;
 
     /// One line for `--help`: the files and versions this reader handles.
     fn description(&self) -> &'static str;
@@ -187,6 +190,15 @@ impl<'a> Emitter<'a> {
             slot,
         }
         .id();
+        self.seq += 1;
+        (self.out)(event)
+    }
+
+    /// Hands on an event that already has its id and position (agentlog's own formats).
+    ///
+    /// # Errors
+    /// When the caller fails to take the event.
+    pub fn pass(&mut self, event: Event) -> io::Result<()> {
         self.seq += 1;
         (self.out)(event)
     }

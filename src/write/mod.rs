@@ -7,6 +7,7 @@
 //! finished.
 
 pub mod arrow;
+pub mod interchange;
 pub mod jsonl;
 mod sessions;
 
@@ -19,10 +20,7 @@ use crate::model::{Diagnostic, Event};
 pub use sessions::Sessions;
 
 /// Every writer agentlog has, in the order `--help` lists them.
-pub const WRITERS: &[&dyn Writer] = &[&jsonl::Jsonl, &arrow::Parquet, &arrow::Arrow];
-
-/// Output formats that are planned but not yet written by this build.
-pub const PLANNED: &[&str] = &["interchange"];
+pub const WRITERS: &[&dyn Writer] = &[&jsonl::Jsonl, &arrow::Parquet, &arrow::Arrow, &interchange::Interchange];
 
 /// Looks a writer up by name or alias (`unified`, `jsonl`).
 pub fn writer(name: &str) -> Option<&'static dyn Writer> {

@@ -29,8 +29,8 @@ impl Reader for Claude {
         "claude"
     }
 
-    fn agent(&self) -> Agent {
-        Agent::ClaudeCode
+    fn agent(&self) -> Option<Agent> {
+        Some(Agent::ClaudeCode)
     }
 
     fn description(&self) -> &'static str {

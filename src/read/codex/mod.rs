@@ -29,8 +29,8 @@ impl Reader for Codex {
         "codex"
     }
 
-    fn agent(&self) -> Agent {
-        Agent::Codex
+    fn agent(&self) -> Option<Agent> {
+        Some(Agent::Codex)
     }
 
     fn description(&self) -> &'static str {
@@ -47,7 +47,7 @@ impl Reader for Codex {
             let typed = record.get("type").is_some_and(serde_json::Value::is_string);
             (typed && has("payload"))
                 || has("record_type")
-                || (has("id") && has("timestamp") && !typed)
+                || (has("id") && has("timestamp") && !typed && !has("schema_version"))
                 || (has("session") && has("items"))
         })
     }

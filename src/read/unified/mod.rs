@@ -1,0 +1,43 @@
+//! Reader for agentlog's own unified JSONL (`--from unified`): events pass through unchanged,
+//! ids and positions included, so that agentlog can convert its own output to another format.
+
+use std::io;
+
+use crate::model::{Agent, Event};
+use crate::read::{Emitter, Input, Line, LineError, LineMapper, ReadReport, Reader, read_lines};
+
+/// The unified JSONL reader.
+pub struct Unified;
+
+impl Reader for Unified {
+    fn name(&self) -> &'static str {
+        "unified"
+    }
+
+    fn agent(&self) -> Option<Agent> {
+        None
+    }
+
+    fn description(&self) -> &'static str {
+        "agentlog's unified JSONL, as written by --to unified"
+    }
+
+    fn sniff(&self, head: &[serde_json::Value], _first_line: &str) -> bool {
+        head.first().is_some_and(|r| ["schema_version", "id", "kind", "payload"].iter().all(|k| r.get(k).is_some()))
+    }
+
+    fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
+        read_lines(Agent::ClaudeCode, input.name, input.bytes, &mut PassThrough, out)
+    }
+}
+
+/// Parses each line as an event and hands it on as it is.
+struct PassThrough;
+
+impl LineMapper for PassThrough {
+    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
+        let event: Event = crate::read::parse_object(line.text)?;
+        out.pass(event)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! The interchange writer (`--to interchange`): one JSON document that another program can
+//! take as a contract, following `schema/interchange.schema.json`.
+//!
+//! Wire format: `{"schema_version", "header", "sessions": [{"session": <summary>, "events":
+//! [<event>, …]}, …]}` with one event per line. Sessions come in the order they first appear,
+//! each session's events in the order they were read. `header.created_at` is the time of writing,
+//! or `SOURCE_DATE_EPOCH` when set (reproducible output). With `-o DIR/` (an existing directory
+//! or a path ending in `/`) each session gets a document of its own, named
+//! `<agent>-<session id>.json` with the id reduced to safe characters.
+//!
+//! Validation: each event is checked against the event schema as it arrives, and the rest of
+//! each document (header and summaries) once before it is written; the first violation stops the
+//! writer, naming the session, the event's `seq` and the JSON pointer, and no output file is
+//! left. Memory: events wait in an anonymous temporary file until the summaries are complete;
+//! only their offsets stay in memory.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, SessionSummary};
+use crate::validate::Validator;
+use crate::write::{AtomicFile, EventSink, Options, Sessions, Target, Writer, unsupported};
+
+/// The interchange writer.
+pub struct Interchange;
+
+impl Writer for Interchange {
+    fn name(&self) -> &'static str {
+        "interchange"
+    }
+
+    fn description(&self) -> &'static str {
+        "one schema-checked JSON document (or one per session with -o DIR/)"
+    }
+
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+        if !options.partition_by.is_empty() {
+            return Err(unsupported("--partition-by", self.name()));
+        }
+        let output = match target {
+            Target::Stream(out) => Output::Stream(out),
+            Target::Path(path) if is_directory_target(&path) => Output::PerSession(path),
+            Target::Path(path) => Output::File(path),
+        };
+        let spool = BufWriter::with_capacity(256 * 1024, tempfile::tempfile()?);
+        Ok(Box::new(Document {
+            output: Some(output),
+            spool,
+            offset: 0,
+            events: HashMap::new(),
+            order: Vec::new(),
+            sessions: Sessions::default(),
+            inputs: Vec::new(),
+            validator: Validator::new(),
+            buf: Vec::new(),
+        }))
+    }
+}
+
+enum Output<'w> {
+    Stream(Box<dyn Write + Send + 'w>),
+    File(PathBuf),
+    PerSession(PathBuf),
+}
+
+type Key = (Agent, String);
+
+struct Document<'w> {
+    output: Option<Output<'w>>,
+    /// Events as JSON, in arrival order, until the document is written.
+    spool: BufWriter<File>,
+    offset: u64,
+    /// Where each session's events are in the spool.
+    events: HashMap<Key, Vec<(u64, u32)>>,
+    /// Sessions in the order they first appeared.
+    order: Vec<Key>,
+    sessions: Sessions,
+    inputs: Vec<String>,
+    validator: Validator,
+    buf: Vec<u8>,
+}
+
+impl EventSink for Document<'_> {
+    fn begin_source(&mut self, name: &str) -> io::Result<()> {
+        self.inputs.push(name.to_owned());
+        self.sessions.begin_source();
+        Ok(())
+    }
+
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.buf.clear();
+        serde_json::to_writer(&mut self.buf, event)?;
+        let value: serde_json::Value = serde_json::from_slice(&self.buf)?;
+        if let Some(v) = self.validator.event_violations(&value).first() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("event seq {} of session {} breaks the event schema at {v}", event.seq, event.session_id),
+            ));
+        }
+        self.spool.write_all(&self.buf)?;
+        let key = (event.agent, event.session_id.clone());
+        if !self.events.contains_key(&key) {
+            self.order.push(key.clone());
+        }
+        self.events.entry(key).or_default().push((self.offset, self.buf.len() as u32));
+        self.offset += self.buf.len() as u64;
+        self.sessions.observe(event);
+        Ok(())
+    }
+
+    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[crate::model::Diagnostic]) -> io::Result<()> {
+        self.sessions.end_source(lines, diagnostics);
+        Ok(())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.spool.flush()?;
+        let mut spool = self.spool.get_ref().try_clone()?;
+        let summaries: HashMap<Key, SessionSummary> = std::mem::take(&mut self.sessions)
+            .finish()
+            .into_iter()
+            .map(|s| ((s.agent, s.session_id.clone()), s))
+            .collect();
+        let header = Header {
+            schema: INTERCHANGE_SCHEMA_ID.to_owned(),
+            producer: Producer { name: "agentlog".into(), version: env!("CARGO_PKG_VERSION").into() },
+            created_at: created_at()?,
+            inputs: std::mem::take(&mut self.inputs),
+        };
+        let order = std::mem::take(&mut self.order);
+        match self.output.take().expect("finish is called once") {
+            Output::Stream(mut out) => {
+                self.write_document(&mut out, &header, &order, &summaries, &mut spool)?;
+                out.flush()
+            }
+            Output::File(path) => {
+                let mut file = BufWriter::new(AtomicFile::create(&path)?);
+                self.write_document(&mut file, &header, &order, &summaries, &mut spool)?;
+                file.into_inner().map_err(io::IntoInnerError::into_error)?.commit()
+            }
+            Output::PerSession(dir) => {
+                let mut used = HashSet::new();
+                let mut files = Vec::new();
+                for key in &order {
+                    let path = dir.join(file_name(key.0, &key.1, &mut used));
+                    let mut file = BufWriter::new(AtomicFile::create(&path)?);
+                    self.write_document(&mut file, &header, std::slice::from_ref(key), &summaries, &mut spool)?;
+                    files.push(file.into_inner().map_err(io::IntoInnerError::into_error)?);
+                }
+                // Every document is complete before any gets its final name.
+                files.into_iter().try_for_each(AtomicFile::commit)
+            }
+        }
+    }
+}
+
+impl Document<'_> {
+    /// Checks the document without its events, then writes it with them.
+    fn write_document(
+        &self,
+        out: &mut dyn Write,
+        header: &Header,
+        keys: &[Key],
+        summaries: &HashMap<Key, SessionSummary>,
+        spool: &mut File,
+    ) -> io::Result<()> {
+        let sessions: Vec<&SessionSummary> = keys.iter().map(|k| &summaries[k]).collect();
+        let skeleton = serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "header": header,
+            "sessions": sessions.iter().map(|s| serde_json::json!({ "session": s, "events": [] })).collect::<Vec<_>>(),
+        });
+        if let Some(v) = self.validator.document_violations(&skeleton).first() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("the document breaks the interchange schema at {v}"),
+            ));
+        }
+        write!(
+            out,
+            "{{\"schema_version\":{},\"header\":{},\"sessions\":[",
+            Json::from_value(SCHEMA_VERSION),
+            Json::from_value(header)
+        )?;
+        let mut event = Vec::new();
+        for (i, (key, summary)) in keys.iter().zip(&sessions).enumerate() {
+            out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
+            write!(out, "{{\"session\":{},\"events\":[", Json::from_value(summary))?;
+            for (j, &(offset, len)) in self.events[key].iter().enumerate() {
+                event.resize(len as usize, 0);
+                spool.seek(SeekFrom::Start(offset))?;
+                spool.read_exact(&mut event)?;
+                out.write_all(if j == 0 { b"\n" } else { b",\n" })?;
+                out.write_all(&event)?;
+            }
+            out.write_all(b"\n]}")?;
+        }
+        out.write_all(b"\n]}\n")
+    }
+}
+
+/// The time of writing, or `SOURCE_DATE_EPOCH` (seconds since 1970) for reproducible output.
+fn created_at() -> io::Result<DateTime<Utc>> {
+    match std::env::var("SOURCE_DATE_EPOCH") {
+        Ok(text) => text.trim().parse::<i64>().ok().and_then(|s| DateTime::from_timestamp(s, 0)).ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, format!("SOURCE_DATE_EPOCH={text:?} is not a time in seconds"))
+        }),
+        Err(_) => Ok(Utc::now()),
+    }
+}
+
+/// A file name for a session's document that stays inside its directory whatever the id holds:
+/// `<agent>-<id>.json`, the id reduced to ASCII letters, digits, `-`, `_` and `.`, shortened,
+/// and made unique.
+pub fn file_name(agent: Agent, session_id: &str, used: &mut HashSet<String>) -> String {
+    let mut safe: String = session_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .take(120)
+        .collect();
+    // Runs of dots are harmless after the agent prefix, but read as traversal; collapse them.
+    while safe.contains("..") {
+        safe = safe.replace("..", "_");
+    }
+    let base = format!("{}-{safe}", agent.as_str());
+    let mut name = format!("{base}.json");
+    let mut n = 1;
+    while !used.insert(name.clone()) {
+        n += 1;
+        name = format!("{base}-{n}.json");
+    }
+    name
+}
+
+/// Whether a path names a directory for one document per session.
+pub fn is_directory_target(path: &Path) -> bool {
+    path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_file_names_stay_inside_the_directory() {
+        let mut used = HashSet::new();
+        for id in ["../../etc/passwd", "a/b", "..", "x\u{0}y\nz", "/abs", "ok-id_1.2"] {
+            let name = file_name(Agent::Codex, id, &mut used);
+            assert!(!name.contains('/') && !name.contains("..") && !name.chars().any(char::is_control), "{name}");
+            assert!(name.starts_with("codex-") && name.ends_with(".json"), "{name}");
+        }
+        assert_eq!(file_name(Agent::ClaudeCode, "ok-id_1.2", &mut used), "claude-code-ok-id_1.2.json");
+        assert_eq!(file_name(Agent::ClaudeCode, "ok-id_1.2", &mut used), "claude-code-ok-id_1.2-2.json", "unique");
+    }
+}
