@@ -92,7 +92,7 @@ fn bad_lines_are_reported_with_line_numbers_and_the_rest_converts() {
     assert!(stderr.contains(&format!("{file}:3:1")), "{stderr}");
     assert!(stderr.contains(&format!("{file}:5:")), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "NO_COLOR: no escape codes: {stderr}");
-    assert!(stderr.contains("agentlog: 1 files, 4 events, 2 warnings"), "{stderr}");
+    assert!(stderr.contains("agentlog: 1 files, 1 sessions, 4 events, 2 warnings, 0 errors"), "{stderr}");
 }
 
 #[test]

@@ -26,6 +26,9 @@ pub struct Args {
 pub enum Command {
     /// Convert session files into unified events.
     Convert(ConvertArgs),
+    /// List the session files convert would read: agent, session, size, version, path.
+    #[command(alias = "discover")]
+    Ls(LsArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published JSON Schema.
@@ -39,8 +42,10 @@ pub enum Command {
 /// Arguments of `agentlog convert`.
 #[derive(Debug, clap::Args)]
 pub struct ConvertArgs {
-    /// Files, directories (read recursively), quoted glob patterns, or `-` for standard input.
-    #[arg(required = true, value_name = "INPUT")]
+    /// Files, directories (read recursively), quoted glob patterns, or `-` for standard input;
+    /// none reads the agents' default places ($CLAUDE_CONFIG_DIR or ~/.claude and
+    /// ~/.config/claude, $CODEX_HOME or ~/.codex).
+    #[arg(value_name = "INPUT")]
     pub inputs: Vec<String>,
 
     /// Input format; `auto` tells each file's agent from its content.
@@ -61,6 +66,54 @@ pub struct ConvertArgs {
     /// (Parquet only).
     #[arg(long, value_name = "KEYS", value_delimiter = ',', value_enum)]
     pub partition_by: Vec<PartitionBy>,
+
+    /// Threads reading inputs; all cores by default. The output does not depend on it.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Convert only shard K of N (for example 2/8): a fixed share of the sessions, all files of a
+    /// session in the same shard, so that N runs together convert everything once.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// Write a JSON report of every input (status, events, diagnostics) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+
+    /// Allow -o inside an input directory.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// `--shard K/N`.
+#[derive(Debug, Clone, Copy)]
+pub struct Shard {
+    /// This shard, from 1.
+    pub k: u32,
+    /// Number of shards.
+    pub n: u32,
+}
+
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let (k, n) = text.split_once('/').ok_or("expected K/N, such as 2/8")?;
+    let (k, n): (u32, u32) =
+        (k.trim().parse().map_err(|_| "K is not a number")?, n.trim().parse().map_err(|_| "N is not a number")?);
+    if n == 0 || k == 0 || k > n {
+        return Err(format!("expected 1 <= K <= N, but found {k}/{n}"));
+    }
+    Ok(Shard { k, n })
+}
+
+/// Arguments of `agentlog ls`.
+#[derive(Debug, clap::Args)]
+pub struct LsArgs {
+    /// As for convert; none lists the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: Option<String>,
 }
 
 /// Partition keys of `--partition-by`.

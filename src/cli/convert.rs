@@ -1,24 +1,25 @@
 //! `agentlog convert`: read every input with its reader and push the events into one writer.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io;
 use std::path::PathBuf;
+use std::time::Instant;
 
+use agentlog::model::Event;
+use agentlog::read::Reader;
+use agentlog::write::{EventSink, Options, Target, Writer};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::batch::{self, Destination, Outcome};
 use super::error::CliError;
 use super::exit::Exit;
 use super::inputs::InputSpec;
 use super::report::Reporter;
-use agentlog::read::{self, Input, Reader};
-use agentlog::write::{Options, Target, Writer};
-
-/// Lines looked at to tell a file's agent.
-const SNIFF_LINES: usize = 8;
 
 /// A convert run, resolved from the arguments.
 pub struct Plan {
     /// The inputs, in the order they are read.
     pub inputs: Vec<InputSpec>,
-    /// The reader for every input; `None` tells each input's agent from its content.
+    /// The reader for every input; `None` tells each input's format from its content.
     pub reader: Option<&'static dyn Reader>,
     /// The output format.
     pub writer: &'static dyn Writer,
@@ -26,6 +27,12 @@ pub struct Plan {
     pub output: Option<PathBuf>,
     /// Options for the writer.
     pub options: Options,
+    /// Worker threads for reading; 1 reads everything on one thread.
+    pub jobs: usize,
+    /// Only this shard of the inputs (`k`, `n`): 1-based shard `k` of `n`.
+    pub shard: Option<(u32, u32)>,
+    /// Where to write a per-file JSON report.
+    pub report: Option<PathBuf>,
 }
 
 /// What a run did.
@@ -33,16 +40,89 @@ pub struct Plan {
 pub struct Totals {
     /// Inputs converted.
     pub files: u64,
+    /// Distinct sessions seen.
+    pub sessions: u64,
     /// Events written.
     pub events: u64,
     /// Input lines reported.
     pub warnings: u64,
     /// Inputs that could not be read at all.
     pub failed: u64,
+    /// Input bytes read.
+    pub bytes: u64,
+}
+
+/// Hands events to the writer and keeps the books: totals, diagnostics, progress, report.
+struct ToSink<'a, 'w> {
+    sink: &'a mut (dyn EventSink + 'w),
+    reporter: &'a Reporter,
+    totals: Totals,
+    sessions: std::collections::HashSet<(agentlog::model::Agent, String)>,
+    sizes: std::collections::HashMap<String, u64>,
+    progress: &'a ProgressBar,
+    report: Option<Vec<serde_json::Value>>,
+}
+
+impl Destination for ToSink<'_, '_> {
+    fn begin(&mut self, name: &str) -> io::Result<()> {
+        self.sink.begin_source(name)
+    }
+
+    fn event(&mut self, event: Event) -> io::Result<()> {
+        if !self.sessions.contains(&(event.agent, event.session_id.clone())) {
+            self.sessions.insert((event.agent, event.session_id.clone()));
+        }
+        self.sink.event(&event)
+    }
+
+    fn end(&mut self, outcome: Outcome) -> io::Result<()> {
+        let size = self.sizes.get(&outcome.name).copied().unwrap_or(0);
+        self.totals.bytes += size;
+        self.progress.inc(size);
+        let entry = match &outcome.result {
+            Ok(report) => {
+                self.totals.files += 1;
+                self.totals.events += report.events;
+                self.totals.warnings += report.diagnostics.len() as u64;
+                self.reporter.diagnostics(&outcome.name, &report.diagnostics);
+                let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
+                self.sink.end_source(&outcome.name, report.lines, &records)?;
+                let status = if records.is_empty() { "ok" } else { "warnings" };
+                serde_json::json!({
+                    "file": outcome.name, "status": status, "lines": report.lines, "events": report.events,
+                    "diagnostics": records,
+                })
+            }
+            Err(e) => {
+                self.totals.failed += 1;
+                self.reporter.error(e);
+                serde_json::json!({ "file": outcome.name, "status": "error", "error": e.to_string() })
+            }
+        };
+        if let Some(report) = &mut self.report {
+            report.push(entry);
+        }
+        Ok(())
+    }
 }
 
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
+    let started = Instant::now();
+    // The process's one pool: planning and reading both run on it. A second call keeps the first.
+    let _ = rayon::ThreadPoolBuilder::new().num_threads(plan.jobs).build_global();
+    let (groups, errors) = batch::plan(&plan.inputs, plan.reader);
+    let failed_to_plan = errors.len() as u64;
+    for e in &errors {
+        reporter.error(e);
+    }
+    let groups = match plan.shard {
+        Some((k, n)) => batch::shard(groups, k, n),
+        None => groups,
+    };
+    let total: u64 = groups.iter().flat_map(|g| &g.items).map(|i| i.size).sum();
+    let progress = reporter.progress_bar(total);
+
     let target = match &plan.output {
         None => Target::Stream(Box::new(io::stdout())),
         Some(path) => Target::Path(path.clone()),
@@ -58,65 +138,26 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
             return Exit::Output;
         }
     };
-    let mut totals = Totals::default();
-    let mut write_error: Option<io::Error> = None;
-    let mut shared = read::Shared::default();
-    for input in &plan.inputs {
-        let name = input.name();
-        let bytes = match open(input) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
-                totals.failed += 1;
-                continue;
-            }
-        };
-        let (bytes, reader) = match choose_reader(plan.reader, bytes) {
-            Ok(Some(found)) => found,
-            Ok(None) => {
-                reporter.error(&CliError::UnknownFormat { path: name.to_owned() });
-                totals.failed += 1;
-                continue;
-            }
-            Err(e) => {
-                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
-                totals.failed += 1;
-                continue;
-            }
-        };
-        if let Err(e) = sink.begin_source(name) {
-            write_error = Some(e);
-            break;
-        }
-        let mut push =
-            |event| sink.event(&event).inspect_err(|e| write_error = Some(io::Error::new(e.kind(), e.to_string())));
-        match reader.read(Input { name, bytes, shared: &mut shared }, &mut push) {
-            Ok(report) => {
-                totals.files += 1;
-                totals.events += report.events;
-                totals.warnings += report.diagnostics.len() as u64;
-                reporter.diagnostics(name, &report.diagnostics);
-                let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
-                if let Err(e) = sink.end_source(name, report.lines, &records) {
-                    write_error = Some(e);
-                    break;
-                }
-            }
-            Err(_) if write_error.is_some() => break,
-            Err(e) => {
-                reporter.error(&CliError::Unreadable { path: name.to_owned(), source: e });
-                totals.failed += 1;
-            }
-        }
-    }
-    if write_error.is_none()
-        && let Err(e) = sink.finish()
-    {
-        write_error = Some(e);
+    let sizes = groups.iter().flat_map(|g| &g.items).map(|i| (i.spec.name().to_owned(), i.size)).collect();
+    let mut dest = ToSink {
+        sink: &mut *sink,
+        reporter,
+        totals: Totals { failed: failed_to_plan, ..Totals::default() },
+        sessions: Default::default(),
+        sizes,
+        progress: &progress,
+        report: plan.report.as_ref().map(|_| Vec::new()),
+    };
+    let mut result = batch::run(&groups, &mut dest, plan.jobs > 1);
+    let ToSink { mut totals, sessions, report, .. } = dest;
+    totals.sessions = sessions.len() as u64;
+    if result.is_ok() {
+        result = sink.finish();
     }
     // Dropping an unfinished sink removes its temporary files.
     drop(sink);
-    if let Some(e) = write_error {
+    progress.finish_and_clear();
+    if let Err(e) = result {
         // A reader closing the pipe (`agentlog convert … | head`) is not an error.
         if e.kind() == io::ErrorKind::BrokenPipe {
             return Exit::Success;
@@ -124,12 +165,23 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         reporter.error(&CliError::output(&plan.output, e));
         return Exit::Output;
     }
+    if let (Some(path), Some(files)) = (&plan.report, report)
+        && let Err(e) = write_report(path, &files)
+    {
+        reporter.error(&CliError::output(&Some(path.clone()), e));
+        return Exit::Output;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
     reporter.info(&format!(
-        "agentlog: {} files, {} events, {} warnings{}",
+        "agentlog: {} files, {} sessions, {} events, {} warnings, {} errors, {:.1} MB in {:.2} s ({:.1} MB/s)",
         totals.files,
+        totals.sessions,
         totals.events,
         totals.warnings,
-        if totals.failed > 0 { format!(", {} inputs not read", totals.failed) } else { String::new() }
+        totals.failed,
+        totals.bytes as f64 / 1e6,
+        elapsed,
+        totals.bytes as f64 / 1e6 / elapsed.max(1e-9),
     ));
     if totals.failed > 0 {
         Exit::Input
@@ -140,50 +192,20 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     }
 }
 
-/// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
-/// decompressed as they are read.
-fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
-    const CAPACITY: usize = 256 * 1024;
-    Ok(match input {
-        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
-        InputSpec::File(path) if path.ends_with(".zst") => {
-            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
-        }
-        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
-    })
+fn write_report(path: &std::path::Path, files: &[serde_json::Value]) -> io::Result<()> {
+    let mut file = agentlog::write::AtomicFile::create(path)?;
+    serde_json::to_writer_pretty(&mut file, &serde_json::json!({ "files": files }))?;
+    io::Write::write_all(&mut file, b"\n")?;
+    file.commit()
 }
 
-type Chosen = (Box<dyn BufRead>, &'static dyn Reader);
-
-/// The reader for an input: the one given, or the one whose format the first lines match.
-///
-/// The lines read to decide are put back in front of the rest, so nothing is read twice from
-/// the source (which may be a pipe).
-fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufRead>) -> io::Result<Option<Chosen>> {
-    if let Some(reader) = given {
-        return Ok(Some((bytes, reader)));
-    }
-    let mut head = Vec::new();
-    let mut records = Vec::new();
-    let mut first_line = None;
-    for _ in 0..SNIFF_LINES {
-        let start = head.len();
-        if bytes.read_until(b'\n', &mut head)? == 0 {
-            break;
-        }
-        let line = String::from_utf8_lossy(&head[start..]).trim().to_owned();
-        if line.is_empty() {
-            continue;
-        }
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
-            records.push(value);
-        }
-        first_line.get_or_insert(line);
-    }
-    let Some(first_line) = first_line else {
-        // An empty file: any reader turns it into no events.
-        return Ok(Some((Box::new(Cursor::new(head)), read::READERS[0])));
-    };
-    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
-    Ok(read::sniff(&records, &first_line).map(|reader| (rest, reader)))
+/// A progress bar of input bytes on stderr: drawn only on a terminal and when not quiet.
+pub fn progress_bar(total: u64, visible: bool) -> ProgressBar {
+    let target = if visible { ProgressDrawTarget::stderr() } else { ProgressDrawTarget::hidden() };
+    let bar = ProgressBar::with_draw_target(Some(total), target);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}")
+            .expect("a valid template"),
+    );
+    bar
 }

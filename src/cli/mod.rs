@@ -2,6 +2,7 @@
 //! codes. The only module that knows clap, terminals and process exit codes.
 
 mod args;
+mod batch;
 mod convert;
 mod error;
 mod exit;
@@ -49,6 +50,7 @@ pub fn run(args: Args) -> Exit {
     let reporter = Reporter::new(args.quiet);
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
+        Command::Ls(ls) => run_ls(&ls, &reporter),
         Command::Validate(validate) => run_validate(&validate, &reporter),
         Command::Schema { which } => {
             let text = match which {
@@ -104,10 +106,72 @@ fn run_validate(args: &args::ValidateArgs, reporter: &Reporter) -> Exit {
     exit
 }
 
-/// A short id for this run's output files, derived from the inputs: the same inputs give the
-/// same names.
-fn run_id(inputs: &[inputs::InputSpec]) -> String {
-    let names: Vec<&str> = inputs.iter().map(inputs::InputSpec::name).collect();
+/// The inputs named on the command line, or, with none, every session file in the readers'
+/// default places (`~/.claude/projects`, `~/.codex/sessions`, …).
+fn resolve_inputs(
+    args: &[String],
+    reader: Option<&'static dyn read::Reader>,
+) -> (Vec<inputs::InputSpec>, Vec<CliError>) {
+    if !args.is_empty() {
+        return inputs::expand(args);
+    }
+    let env = |name: &str| std::env::var_os(name);
+    let readers: Vec<&dyn read::Reader> = match reader {
+        Some(r) => vec![r],
+        None => read::READERS.to_vec(),
+    };
+    let files = readers.iter().flat_map(|r| r.discover(&env)).map(|p| inputs::InputSpec::File(p.display().to_string()));
+    (files.collect(), Vec::new())
+}
+
+/// The input root that contains `output`, if any.
+fn inside_an_input(output: &std::path::Path, inputs: &[String]) -> Option<String> {
+    let output = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."))
+        .canonicalize()
+        .ok()?;
+    inputs
+        .iter()
+        .filter(|i| std::path::Path::new(i).is_dir())
+        .find(|i| std::path::Path::new(i).canonicalize().is_ok_and(|root| output.starts_with(root)))
+        .cloned()
+}
+
+fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
+    let reader =
+        args.from.as_deref().filter(|f| *f != "auto").map(|f| read::reader(f).expect("clap only accepts known names"));
+    let (inputs, errors) = resolve_inputs(&args.inputs, reader);
+    for e in &errors {
+        reporter.error(e);
+    }
+    let (groups, errors) = batch::plan(&inputs, reader);
+    for e in &errors {
+        reporter.error(e);
+    }
+    let mut out = io::stdout().lock();
+    for item in groups.iter().flat_map(|g| &g.items) {
+        let (session, version) = batch::peek(item);
+        let line = format!("{}\t{}\t{}\t{}\t{}", item.reader.name(), session, item.size, version, item.spec.name());
+        if let Err(e) = writeln!(out, "{line}") {
+            if e.kind() == io::ErrorKind::BrokenPipe {
+                return Exit::Success;
+            }
+            reporter.error(&CliError::output(&None, e));
+            return Exit::Output;
+        }
+    }
+    if errors.is_empty() { Exit::Success } else { Exit::Input }
+}
+
+/// A short id for this run's output files, derived from the inputs and the shard: the same
+/// inputs give the same names, and shards of one dataset never write the same file.
+fn run_id(inputs: &[inputs::InputSpec], shard: Option<(u32, u32)>) -> String {
+    let mut names: Vec<String> = inputs.iter().map(|i| i.name().to_owned()).collect();
+    if let Some((k, n)) = shard {
+        names.push(format!("shard {k}/{n}"));
+    }
     let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
     id.simple().to_string()[..12].to_owned()
 }
@@ -137,9 +201,24 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         "auto" => None,
         name => Some(read::reader(name).expect("clap only accepts known reader names")),
     };
-    let (inputs, errors) = inputs::expand(&args.inputs);
+    let (inputs, errors) = resolve_inputs(&args.inputs, reader);
     for e in &errors {
         reporter.error(e);
+    }
+    if inputs.is_empty() && errors.is_empty() {
+        reporter.info("agentlog: no session files found in the default places (~/.claude, ~/.codex); give INPUT paths");
+    }
+    if let Some(output) = &args.output
+        && !args.force
+        && let Some(root) = inside_an_input(output, &args.inputs)
+    {
+        reporter.error(&CliError::Usage {
+            message: format!(
+                "the output {} is inside the input {root}; choose another place or pass --force",
+                output.display()
+            ),
+        });
+        return Exit::Usage;
     }
     if !args.partition_by.is_empty() && args.output.is_none() {
         reporter.error(&CliError::Usage { message: "--partition-by needs an output directory: add -o DIR".into() });
@@ -153,8 +232,10 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
             args::PartitionBy::Date => write::PartitionKey::Date,
         })
         .collect();
-    let options = write::Options { partition_by, run_id: run_id(&inputs) };
-    let plan = convert::Plan { inputs, reader, writer, output: args.output, options };
+    let shard = args.shard.map(|s| (s.k, s.n));
+    let options = write::Options { partition_by, run_id: run_id(&inputs, shard) };
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
+    let plan = convert::Plan { inputs, reader, writer, output: args.output, options, jobs, shard, report: args.report };
     let exit = convert::run(&plan, reporter);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

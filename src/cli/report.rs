@@ -9,10 +9,12 @@ use agentlog::validate::{Finding, Validation};
 /// Input diagnostics printed per file; the rest are counted.
 const MAX_PRINTED_PER_FILE: usize = 20;
 
-/// Prints diagnostics on stderr, in colour only on a terminal without `NO_COLOR`.
+/// Prints diagnostics on stderr, in colour only on a terminal without `NO_COLOR`, around the
+/// progress bar when one is drawn.
 pub struct Reporter {
     handler: GraphicalReportHandler,
     quiet: bool,
+    progress: std::sync::Mutex<Option<indicatif::ProgressBar>>,
 }
 
 impl Reporter {
@@ -24,7 +26,16 @@ impl Reporter {
         } else {
             GraphicalTheme::unicode()
         };
-        Reporter { handler: GraphicalReportHandler::new_themed(theme), quiet }
+        Reporter { handler: GraphicalReportHandler::new_themed(theme), quiet, progress: Default::default() }
+    }
+
+    /// A progress bar for `total` input bytes, drawn only when stderr is a terminal and not quiet;
+    /// lines printed meanwhile appear above it.
+    pub fn progress_bar(&self, total: u64) -> indicatif::ProgressBar {
+        let visible = !self.quiet && std::io::stderr().is_terminal();
+        let bar = super::convert::progress_bar(total, visible);
+        *self.progress.lock().expect("not poisoned") = visible.then(|| bar.clone());
+        bar
     }
 
     /// Prints an error; errors are printed even when quiet.
@@ -62,7 +73,13 @@ impl Reporter {
 
     fn line(&self, text: &str) {
         // stderr may be closed too; there is nowhere left to report that.
-        let _ = writeln!(std::io::stderr().lock(), "{text}");
+        let print = || {
+            let _ = writeln!(std::io::stderr().lock(), "{text}");
+        };
+        match self.progress.lock().expect("not poisoned").as_ref() {
+            Some(bar) => bar.suspend(print),
+            None => print(),
+        }
     }
 }
 

@@ -50,6 +50,13 @@ pub trait Reader: Send + Sync {
     /// non-empty line as text, for formats whose first line is not a JSON value.
     fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool;
 
+    /// The session files this reader's agent keeps in its default places, in name order; empty
+    /// for formats without a home. `env` looks up environment variables (`HOME` and the
+    /// agent's own).
+    fn discover(&self, _env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
+
     /// Converts one input, passing each event to `out` in order.
     ///
     /// # Errors
@@ -332,6 +339,24 @@ pub(crate) fn file_name(path: &str) -> &str {
 pub(crate) fn file_stem(path: &str) -> &str {
     let name = file_name(path);
     name.split('.').next().unwrap_or(name)
+}
+
+/// Session files under `root` (walked recursively, in name order) whose names `keep` accepts;
+/// missing roots give nothing.
+pub(crate) fn files_under(root: &std::path::Path, keep: impl Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && keep(&e.file_name().to_string_lossy()))
+        .map(walkdir::DirEntry::into_path)
+        .collect()
+}
+
+/// `$HOME` joined with `rel`.
+pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<std::ffi::OsString>, rel: &str) -> Option<std::path::PathBuf> {
+    env("HOME").filter(|h| !h.is_empty()).map(|h| std::path::PathBuf::from(h).join(rel))
 }
 
 /// Parses an RFC 3339 timestamp, as the agents write them.

@@ -46,6 +46,10 @@ impl Reader for Claude {
         })
     }
 
+    fn discover(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
+        paths::discover(env)
+    }
+
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
         let Input { name, bytes, shared } = input;
         let run = shared.slot::<map::RunState>(self.name());

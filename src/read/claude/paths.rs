@@ -5,11 +5,40 @@
 //! `subagents/workflows/<run>/`) with an `agent-<id>.meta.json` sidecar. 1.0 keeps subagents
 //! inline in the session file.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use super::raw::{Block, Content, Message, Record, ResultFacts, Sidecar};
+
+/// Claude Code's config roots: each entry of `$CLAUDE_CONFIG_DIR` (a comma-separated list), else
+/// `~/.claude` and `$XDG_CONFIG_HOME/claude` (default `~/.config/claude`); duplicates removed.
+pub fn roots(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = match env("CLAUDE_CONFIG_DIR").filter(|v| !v.is_empty()) {
+        Some(list) => {
+            list.to_string_lossy().split(',').map(str::trim).filter(|s| !s.is_empty()).map(PathBuf::from).collect()
+        }
+        None => {
+            let xdg = env("XDG_CONFIG_HOME").filter(|v| !v.is_empty()).map(|x| PathBuf::from(x).join("claude"));
+            crate::read::home_dir(env, ".claude")
+                .into_iter()
+                .chain(xdg.or_else(|| crate::read::home_dir(env, ".config/claude")))
+                .collect()
+        }
+    };
+    let mut seen = std::collections::HashSet::new();
+    roots.retain(|r| seen.insert(r.canonicalize().unwrap_or_else(|_| r.clone())));
+    roots
+}
+
+/// Every session file under the roots' `projects/`, subagent folders included.
+pub fn discover(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    roots(env)
+        .iter()
+        .flat_map(|root| crate::read::files_under(&root.join("projects"), |name| name.ends_with(".jsonl")))
+        .collect()
+}
 
 /// The agent id in a subagent file's name (`agent-a881341.jsonl` → `a881341`).
 pub fn subagent_id(name: &str) -> Option<&str> {

@@ -8,6 +8,7 @@
 
 mod map;
 mod output;
+mod paths;
 mod raw;
 
 use std::io::{self, BufRead, Read};
@@ -50,6 +51,10 @@ impl Reader for Codex {
                 || (has("id") && has("timestamp") && !typed && !has("schema_version"))
                 || (has("session") && has("items"))
         })
+    }
+
+    fn discover(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
+        paths::discover(env)
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

@@ -1,0 +1,348 @@
+//! Running a conversion over many inputs: telling each input's format, grouping inputs that
+//! share reader state, converting groups in parallel, and handing their events to the writer in
+//! input order, so that the output does not depend on the number of threads.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::path::Path;
+
+use agentlog::model::Event;
+use agentlog::read::{self, Input, ReadReport, Reader, Shared};
+use rayon::prelude::*;
+
+use super::error::CliError;
+use super::inputs::InputSpec;
+
+/// Lines looked at to tell a file's format.
+const SNIFF_LINES: usize = 8;
+
+/// Input bytes converted in parallel before their events are written; bounds memory, since the
+/// events of a window are held until it is written.
+const WINDOW_BYTES: u64 = 32 << 20;
+
+/// Groups bigger than this are converted on the writing thread, streaming, never held.
+const STREAM_BYTES: u64 = 16 << 20;
+
+/// One input with what is known of it before reading.
+#[derive(Clone)]
+pub struct Item {
+    /// The input.
+    pub spec: InputSpec,
+    /// Its size in bytes (0 for standard input).
+    pub size: u64,
+    /// The reader for it.
+    pub reader: &'static dyn Reader,
+}
+
+/// Inputs read in order with one reader state: a Claude Code project directory (whose files
+/// copy each other's records when sessions are resumed), or a single file.
+pub struct Group {
+    /// The items, in input order.
+    pub items: Vec<Item>,
+    /// What the group is keyed on, for sharding.
+    pub key: String,
+}
+
+impl Group {
+    fn bytes(&self) -> u64 {
+        self.items.iter().map(|i| i.size).sum()
+    }
+}
+
+/// An opened input and the reader for it.
+pub type Chosen = (Box<dyn BufRead>, &'static dyn Reader);
+
+/// The reader for an input: the one given, or the one whose format the first lines match.
+///
+/// The lines read to decide are put back in front of the rest, so nothing is read twice from
+/// the source (which may be a pipe).
+pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufRead>) -> io::Result<Option<Chosen>> {
+    if let Some(reader) = given {
+        return Ok(Some((bytes, reader)));
+    }
+    let mut head = Vec::new();
+    let mut records = Vec::new();
+    let mut first_line = None;
+    for _ in 0..SNIFF_LINES {
+        let start = head.len();
+        if bytes.read_until(b'\n', &mut head)? == 0 {
+            break;
+        }
+        let line = String::from_utf8_lossy(&head[start..]).trim().to_owned();
+        if line.is_empty() {
+            continue;
+        }
+        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
+            records.push(value);
+        }
+        first_line.get_or_insert(line);
+    }
+    let Some(first_line) = first_line else {
+        // An empty input: any reader turns it into no events.
+        return Ok(Some((Box::new(Cursor::new(head)), read::READERS[0])));
+    };
+    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
+    Ok(read::sniff(&records, &first_line).map(|reader| (rest, reader)))
+}
+
+/// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
+/// decompressed as they are read.
+pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
+    const CAPACITY: usize = 256 * 1024;
+    Ok(match input {
+        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
+        InputSpec::File(path) if path.ends_with(".zst") => {
+            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
+        }
+        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
+    })
+}
+
+/// Tells every file's format (standard input is told when it is read) and groups the inputs.
+/// Inputs whose format cannot be told, or that cannot be opened, come back as errors.
+pub fn plan(inputs: &[InputSpec], given: Option<&'static dyn Reader>) -> (Vec<Group>, Vec<CliError>) {
+    let sniffed: Vec<Result<Item, CliError>> = inputs
+        .par_iter()
+        .map(|spec| {
+            let name = spec.name().to_owned();
+            let size = match spec {
+                InputSpec::Stdin => 0,
+                InputSpec::File(path) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            };
+            let reader = match (spec, given) {
+                (_, Some(reader)) => reader,
+                // Standard input can be read only once: it is told later, as it is read.
+                (InputSpec::Stdin, None) => read::READERS[0],
+                (InputSpec::File(_), None) => match open(spec).and_then(|b| choose_reader(None, b)) {
+                    Ok(Some((_, reader))) => reader,
+                    Ok(None) => return Err(CliError::UnknownFormat { path: name }),
+                    Err(source) => return Err(CliError::Unreadable { path: name, source }),
+                },
+            };
+            Ok(Item { spec: spec.clone(), size, reader })
+        })
+        .collect();
+    let mut groups: Vec<Group> = Vec::new();
+    let mut errors = Vec::new();
+    for item in sniffed {
+        let item = match item {
+            Ok(item) => item,
+            Err(e) => {
+                errors.push(e);
+                continue;
+            }
+        };
+        let key = group_key(&item);
+        match groups.last_mut() {
+            Some(last) if key.is_some() && last.key == key.clone().unwrap_or_default() => last.items.push(item),
+            _ => {
+                let key = key.unwrap_or_else(|| item.spec.name().to_owned());
+                groups.push(Group { items: vec![item], key });
+            }
+        }
+    }
+    (groups, errors)
+}
+
+/// The key of the group an item joins: Claude Code files of one project directory (a session's
+/// `subagents/` belong to its project) share reader state; other inputs stand alone (`None`).
+fn group_key(item: &Item) -> Option<String> {
+    let InputSpec::File(path) = &item.spec else { return None };
+    if item.reader.name() != "claude" {
+        return None;
+    }
+    let path = Path::new(path);
+    let project = match path.ancestors().find(|a| a.file_name().is_some_and(|n| n == "subagents")) {
+        Some(subagents) => subagents.parent().and_then(Path::parent),
+        None => path.parent(),
+    };
+    Some(format!("claude:{}", project.unwrap_or(Path::new("")).display()))
+}
+
+/// Keeps the groups of shard `k` of `n` (1-based): a stable hash of the group key decides, so
+/// that every shard of every run agrees.
+pub fn shard(groups: Vec<Group>, k: u32, n: u32) -> Vec<Group> {
+    groups
+        .into_iter()
+        .filter(|g| {
+            let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, g.key.as_bytes());
+            (id.as_u128() % u128::from(n)) as u32 == k - 1
+        })
+        .collect()
+}
+
+/// What reading one input gave.
+pub struct Outcome {
+    /// The input's name.
+    pub name: String,
+    /// Its report, or why it could not be read.
+    pub result: Result<ReadReport, CliError>,
+    /// Its events, when they were held (parallel windows); empty when streamed.
+    pub events: Vec<Event>,
+}
+
+/// Where events go while a group is read.
+pub trait Destination {
+    /// Before an input's events.
+    fn begin(&mut self, name: &str) -> io::Result<()>;
+    /// One event.
+    fn event(&mut self, event: Event) -> io::Result<()>;
+    /// After an input, with what reading it gave.
+    fn end(&mut self, outcome: Outcome) -> io::Result<()>;
+}
+
+/// Reads a group's inputs in order into `dest`.
+///
+/// # Errors
+/// When `dest` fails; problems with an input are outcomes, not errors.
+pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
+    let mut shared = Shared::default();
+    for item in &group.items {
+        let name = item.spec.name();
+        let opened = open(&item.spec).and_then(|bytes| {
+            let given = matches!(item.spec, InputSpec::File(_)).then_some(item.reader);
+            choose_reader(given, bytes)
+        });
+        let (bytes, reader) = match opened {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                dest.end(failed(name, CliError::UnknownFormat { path: name.to_owned() }))?;
+                continue;
+            }
+            Err(source) => {
+                dest.end(failed(name, CliError::Unreadable { path: name.to_owned(), source }))?;
+                continue;
+            }
+        };
+        dest.begin(name)?;
+        let mut dest_error = None;
+        let result = reader.read(Input { name, bytes, shared: &mut shared }, &mut |event| {
+            dest.event(event).inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
+        });
+        if let Some(e) = dest_error {
+            return Err(e);
+        }
+        let result = result.map_err(|source| CliError::Unreadable { path: name.to_owned(), source });
+        dest.end(Outcome { name: name.to_owned(), result, events: Vec::new() })?;
+    }
+    Ok(())
+}
+
+fn failed(name: &str, error: CliError) -> Outcome {
+    Outcome { name: name.to_owned(), result: Err(error), events: Vec::new() }
+}
+
+/// Holds a group's events and outcomes, to be written later in order.
+#[derive(Default)]
+struct Held {
+    outcomes: Vec<Outcome>,
+    events: Vec<Event>,
+}
+
+impl Destination for Held {
+    fn begin(&mut self, _name: &str) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn event(&mut self, event: Event) -> io::Result<()> {
+        self.events.push(event);
+        Ok(())
+    }
+
+    fn end(&mut self, mut outcome: Outcome) -> io::Result<()> {
+        outcome.events = std::mem::take(&mut self.events);
+        self.outcomes.push(outcome);
+        Ok(())
+    }
+}
+
+/// Runs every group into `dest` in group order, converting windows of small groups in parallel
+/// on the current rayon pool (largest first) and streaming large groups.
+///
+/// # Errors
+/// When `dest` fails.
+pub fn run(groups: &[Group], dest: &mut dyn Destination, parallel: bool) -> io::Result<()> {
+    let mut start = 0;
+    while start < groups.len() {
+        // A window: consecutive small groups up to WINDOW_BYTES, or one large group.
+        let mut end = start;
+        let mut bytes = 0;
+        while end < groups.len()
+            && parallel
+            && groups[end].bytes() <= STREAM_BYTES
+            && bytes + groups[end].bytes() <= WINDOW_BYTES.max(1)
+        {
+            bytes += groups[end].bytes();
+            end += 1;
+        }
+        if end == start {
+            read_group(&groups[start], dest)?;
+            start += 1;
+            continue;
+        }
+        let window = &groups[start..end];
+        let mut order: Vec<usize> = (0..window.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(window[i].bytes()));
+        let mut held: Vec<(usize, Held)> = order
+            .into_par_iter()
+            .map(|i| {
+                let mut h = Held::default();
+                read_group(&window[i], &mut h).expect("holding events in memory does not fail");
+                (i, h)
+            })
+            .collect();
+        held.sort_by_key(|(i, _)| *i);
+        for (_, h) in held {
+            for mut outcome in h.outcomes {
+                if outcome.result.is_ok() || !outcome.events.is_empty() {
+                    dest.begin(&outcome.name)?;
+                }
+                for event in std::mem::take(&mut outcome.events) {
+                    dest.event(event)?;
+                }
+                dest.end(outcome)?;
+            }
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// The session id and agent version an input's first lines name, for listing; `-` when they do
+/// not say.
+pub fn peek(item: &Item) -> (String, String) {
+    let mut session = None;
+    let mut version = None;
+    if let Ok(bytes) = open(&item.spec) {
+        for line in bytes.lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+            let p = v.get("payload").unwrap_or(&v);
+            session = session.or_else(|| {
+                [
+                    v.get("sessionId"),
+                    v.get("session_id"),
+                    (v.get("type").is_some_and(|t| t == "session_meta")).then(|| p.get("id")).flatten(),
+                ]
+                .into_iter()
+                .flatten()
+                .find_map(|s| s.as_str().map(str::to_owned))
+            });
+            version = version.or_else(|| {
+                [v.get("version"), p.get("cli_version")]
+                    .into_iter()
+                    .flatten()
+                    .find_map(|s| s.as_str().map(str::to_owned))
+            });
+            if session.is_some() && version.is_some() {
+                break;
+            }
+        }
+    }
+    let stem = agentlog_stem(item.spec.name());
+    (session.unwrap_or(stem), version.unwrap_or_else(|| "-".into()))
+}
+
+fn agentlog_stem(name: &str) -> String {
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    file.split('.').next().unwrap_or(file).to_owned()
+}

@@ -1,0 +1,211 @@
+//! Batch runs: discovery in a fake home, output independent of the thread count, sharding,
+//! the per-file report, progress only on a terminal, and refusing to write into an input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+fn inputs() -> Vec<PathBuf> {
+    let mut inputs = vec![common::own_corpus()];
+    inputs.extend(common::shared_corpus());
+    inputs
+}
+
+#[test]
+fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let own = common::own_corpus();
+    // Two Claude Code config roots (a comma-separated CLAUDE_CONFIG_DIR), in the real layout.
+    copy_tree(&own.join("claude/subagents-2.1"), &h.join("work/claude-a/projects/-home-dev-retry"));
+    copy_tree(&own.join("claude/subagents-2.0"), &h.join("work/claude-b/projects/-home-dev-sql"));
+    std::fs::write(h.join("work/claude-b/projects/-home-dev-sql/sessions-index.json"), "{}").unwrap();
+    std::fs::write(h.join("work/claude-b/history.jsonl"), "{}\n").unwrap();
+    // Codex: dated sessions, an archived copy of an active rollout, an archived-only rollout.
+    let rollout = "rollout-2026-03-05T12-00-00-0a0e0000-0000-7000-8000-000000000e06.jsonl";
+    let codex = h.join(".codex");
+    std::fs::create_dir_all(codex.join("sessions/2026/03/05")).unwrap();
+    std::fs::create_dir_all(codex.join("archived_sessions")).unwrap();
+    std::fs::copy(own.join("codex/tool-outputs.jsonl"), codex.join("sessions/2026/03/05").join(rollout)).unwrap();
+    std::fs::copy(own.join("codex/tool-outputs.jsonl"), codex.join("archived_sessions").join(rollout)).unwrap();
+    let archived = "rollout-2026-03-04T08-00-00-0a0e0000-0000-7000-8000-000000000e05.jsonl";
+    std::fs::copy(own.join("codex/injected-context-and-twins.jsonl"), codex.join("archived_sessions").join(archived))
+        .unwrap();
+    std::fs::write(codex.join("history.jsonl"), "{\"session_id\":\"x\",\"ts\":1,\"text\":\"hi\"}\n").unwrap();
+    std::fs::write(codex.join("session_index.jsonl"), "{}\n").unwrap();
+
+    let out = cargo_bin_cmd!("agentlog")
+        .arg("ls")
+        .env("HOME", h)
+        .env(
+            "CLAUDE_CONFIG_DIR",
+            format!("{},{}", h.join("work/claude-a").display(), h.join("work/claude-b").display()),
+        )
+        .env_remove("CODEX_HOME")
+        .env_remove("XDG_CONFIG_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let listed: Vec<(String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            (cols[0].to_owned(), cols[4].strip_prefix(&format!("{}/", h.display())).unwrap().to_owned())
+        })
+        .collect();
+    let expected = [
+        ("claude", "work/claude-a/projects/-home-dev-retry/8c000000-0000-4000-8000-00000000000a.jsonl"),
+        (
+            "claude",
+            "work/claude-a/projects/-home-dev-retry/8c000000-0000-4000-8000-00000000000a/subagents/agent-a0123456789abcdef.jsonl",
+        ),
+        ("claude", "work/claude-b/projects/-home-dev-sql/8b000000-0000-4000-8000-000000000009.jsonl"),
+        ("claude", "work/claude-b/projects/-home-dev-sql/agent-a1b2c3d.jsonl"),
+        ("codex", &format!(".codex/sessions/2026/03/05/{rollout}")),
+        ("codex", &format!(".codex/archived_sessions/{archived}")),
+    ];
+    let mut listed_sorted = listed.clone();
+    listed_sorted.sort();
+    let mut expected: Vec<(String, String)> =
+        expected.iter().map(|(a, p)| ((*a).to_owned(), (*p).to_owned())).collect();
+    expected.sort();
+    assert_eq!(listed_sorted, expected);
+
+    // convert with no INPUT reads the same files.
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "-q"])
+        .env("HOME", h)
+        .env(
+            "CLAUDE_CONFIG_DIR",
+            format!("{},{}", h.join("work/claude-a").display(), h.join("work/claude-b").display()),
+        )
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let files: std::collections::BTreeSet<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["source"]["file"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(files.len(), 6);
+}
+
+fn convert(args: &[&str]) -> Vec<u8> {
+    let out = cargo_bin_cmd!("agentlog").arg("convert").arg("-q").args(inputs()).args(args).output().unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+#[test]
+fn one_thread_and_four_threads_write_the_same_bytes() {
+    let one = convert(&["--jobs", "1"]);
+    let four = convert(&["--jobs", "4"]);
+    assert!(one.len() > 1000);
+    assert!(one == four, "unified output differs between --jobs 1 and --jobs 4");
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
+    convert(&["--jobs", "1", "-o", a.to_str().unwrap()]);
+    convert(&["--jobs", "4", "-o", b.to_str().unwrap()]);
+    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(), "Parquet differs");
+}
+
+#[test]
+fn the_shards_together_are_the_whole_output() {
+    let whole = String::from_utf8(convert(&[])).unwrap();
+    let mut union: Vec<String> = Vec::new();
+    let mut per_shard = Vec::new();
+    for k in 1..=3 {
+        let shard = String::from_utf8(convert(&["--shard", &format!("{k}/3")])).unwrap();
+        per_shard.push(shard.lines().count());
+        union.extend(shard.lines().map(str::to_owned));
+    }
+    assert!(per_shard.iter().filter(|n| **n > 0).count() >= 2, "sessions spread over shards: {per_shard:?}");
+    let mut whole: Vec<String> = whole.lines().map(str::to_owned).collect();
+    whole.sort();
+    union.sort();
+    assert_eq!(union.len(), whole.len(), "every event in exactly one shard");
+    assert!(union == whole);
+}
+
+#[test]
+fn the_report_lists_every_input_with_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "-q", "-o"])
+        .arg(dir.path().join("out.jsonl"))
+        .arg("--report")
+        .arg(&report)
+        .arg(common::own_corpus().join("claude"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+    let files = report["files"].as_array().unwrap();
+    assert_eq!(files.len(), common::session_files(&common::own_corpus().join("claude")).len());
+    let bad =
+        files.iter().find(|f| f["file"].as_str().unwrap().ends_with("garbage-and-truncated-last-line.jsonl")).unwrap();
+    assert_eq!(bad["status"], "warnings");
+    assert_eq!(
+        bad["diagnostics"].as_array().unwrap().iter().map(|d| d["line"].as_u64().unwrap()).collect::<Vec<_>>(),
+        [3, 5]
+    );
+    assert!(files.iter().filter(|f| f["status"] == "ok").count() > 10);
+}
+
+#[test]
+fn progress_is_drawn_on_a_terminal_and_not_into_a_pipe() {
+    let bin = assert_cmd::cargo::cargo_bin!("agentlog");
+    let corpus = common::own_corpus();
+    let args = format!("{} convert {} -o /dev/null", bin.display(), corpus.display());
+    // Piped: stderr holds the summary and the diagnostics, never a progress bar.
+    let piped = Command::new(bin).args(["convert"]).arg(&corpus).args(["-o", "/dev/null"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(stderr.contains("agentlog:") && !stderr.contains("ETA"), "{stderr}");
+    // Under a pseudo-terminal (util-linux `script`): the bar is drawn.
+    let Ok(out) = Command::new("script").args(["-qefc", &args, "/dev/null"]).env("TERM", "xterm").output() else {
+        eprintln!("notice: `script` is not available; skipping the terminal half");
+        return;
+    };
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(terminal.contains("ETA"), "no progress bar on a terminal: {terminal}");
+    // --quiet keeps it off even there.
+    let quiet = Command::new("script")
+        .args(["-qefc", &format!("{args} -q"), "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stdout).contains("ETA"));
+}
+
+#[test]
+fn output_inside_an_input_directory_is_refused_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&common::own_corpus().join("codex/e1-bare-jsonl"), dir.path());
+    let out = dir.path().join("out.jsonl");
+    let refused = cargo_bin_cmd!("agentlog").arg("convert").arg(dir.path()).arg("-o").arg(&out).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is inside the input"));
+    assert!(!out.exists());
+    let forced =
+        cargo_bin_cmd!("agentlog").arg("convert").arg(dir.path()).arg("-o").arg(&out).arg("--force").output().unwrap();
+    assert_eq!(forced.status.code(), Some(0), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(out.is_file());
+}
