@@ -209,3 +209,54 @@ fn output_inside_an_input_directory_is_refused_unless_forced() {
     assert_eq!(forced.status.code(), Some(0), "{}", String::from_utf8_lossy(&forced.stderr));
     assert!(out.is_file());
 }
+
+#[test]
+fn incremental_runs_skip_unchanged_inputs_and_redo_a_touched_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("codex/sessions/2026/03/01");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let template = std::fs::read_to_string(common::own_corpus().join("codex/token-accounting.jsonl")).unwrap();
+    for i in 0..1000 {
+        let id = format!("0a0e0000-0000-7000-8000-{i:012}");
+        let text = template.replace("0a0e0000-0000-7000-8000-000000000e02", &id);
+        std::fs::write(sessions.join(format!("rollout-2026-03-01T09-00-00-{id}.jsonl")), text).unwrap();
+    }
+    let out = dir.path().join("out");
+    let run = || {
+        let report = dir.path().join("report.json");
+        let o = cargo_bin_cmd!("agentlog")
+            .arg("convert")
+            .arg(dir.path().join("codex"))
+            .args(["--incremental", "-o"])
+            .arg(format!("{}/", out.display()))
+            .arg("--report")
+            .arg(&report)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
+        report["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(run().len(), 1000);
+    let outputs = out.join("codex");
+    assert_eq!(std::fs::read_dir(&outputs).unwrap().count(), 1000);
+    assert!(run().is_empty(), "a second run over unchanged inputs reads nothing");
+    // Touch one input: exactly its session is redone, the other outputs stay as they were.
+    let touched = sessions.join("rollout-2026-03-01T09-00-00-0a0e0000-0000-7000-8000-000000000007.jsonl");
+    let before = std::fs::metadata(outputs.join("codex-0a0e0000-0000-7000-8000-000000000008.jsonl"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let file = std::fs::OpenOptions::new().append(true).open(&touched).unwrap();
+    file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    drop(file);
+    let redone = run();
+    assert_eq!(redone, [touched.display().to_string()]);
+    let after = std::fs::metadata(outputs.join("codex-0a0e0000-0000-7000-8000-000000000008.jsonl"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "an untouched session's output is left alone");
+    let text = std::fs::read_to_string(outputs.join("codex-0a0e0000-0000-7000-8000-000000000007.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 11, "the redone session's output is whole");
+}

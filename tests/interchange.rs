@@ -119,9 +119,12 @@ fn one_document_per_session_stays_inside_the_directory() {
     let out_dir = dir.path().join("docs");
     let target = format!("{}/", out_dir.display());
     assert_eq!(convert(&[evil], &["--to", "interchange", "-o", &target]), 0);
-    let names: Vec<String> =
-        std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(out_dir.join("codex"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names.len(), 1, "{names:?}");
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1, "only the agent folder");
     assert!(names[0].starts_with("codex-") && !names[0].contains(".."), "{names:?}");
     assert!(!dir.path().join("escape").exists());
 }

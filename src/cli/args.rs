@@ -83,6 +83,11 @@ pub struct ConvertArgs {
     /// Allow -o inside an input directory.
     #[arg(long)]
     pub force: bool,
+
+    /// With -o DIR/ (one file per session): skip inputs unchanged since the last run, as
+    /// recorded in DIR/.agentlog-manifest.json, and redo the sessions of the rest.
+    #[arg(long)]
+    pub incremental: bool,
 }
 
 /// `--shard K/N`.

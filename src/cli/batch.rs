@@ -32,6 +32,8 @@ pub struct Item {
     pub size: u64,
     /// The reader for it.
     pub reader: &'static dyn Reader,
+    /// Whether an incremental run's manifest says it has not changed since it was converted.
+    pub unchanged: bool,
 }
 
 /// Inputs read in order with one reader state: a Claude Code project directory (whose files
@@ -99,11 +101,19 @@ pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
 }
 
 /// Tells every file's format (standard input is told when it is read) and groups the inputs.
-/// Inputs whose format cannot be told, or that cannot be opened, come back as errors.
-pub fn plan(inputs: &[InputSpec], given: Option<&'static dyn Reader>) -> (Vec<Group>, Vec<CliError>) {
+/// Inputs whose format cannot be told, or that cannot be opened, come back as errors. Inputs for
+/// which `unchanged` names a reader are not opened: they are marked unchanged.
+pub fn plan(
+    inputs: &[InputSpec],
+    given: Option<&'static dyn Reader>,
+    unchanged: &(dyn Fn(&InputSpec) -> Option<&'static dyn Reader> + Sync),
+) -> (Vec<Group>, Vec<CliError>) {
     let sniffed: Vec<Result<Item, CliError>> = inputs
         .par_iter()
         .map(|spec| {
+            if let Some(reader) = unchanged(spec) {
+                return Ok(Item { spec: spec.clone(), size: 0, reader, unchanged: true });
+            }
             let name = spec.name().to_owned();
             let size = match spec {
                 InputSpec::Stdin => 0,
@@ -119,7 +129,7 @@ pub fn plan(inputs: &[InputSpec], given: Option<&'static dyn Reader>) -> (Vec<Gr
                     Err(source) => return Err(CliError::Unreadable { path: name, source }),
                 },
             };
-            Ok(Item { spec: spec.clone(), size, reader })
+            Ok(Item { spec: spec.clone(), size, reader, unchanged: false })
         })
         .collect();
     let mut groups: Vec<Group> = Vec::new();

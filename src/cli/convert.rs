@@ -33,6 +33,8 @@ pub struct Plan {
     pub shard: Option<(u32, u32)>,
     /// Where to write a per-file JSON report.
     pub report: Option<PathBuf>,
+    /// Skip inputs unchanged since the last run into the output directory.
+    pub incremental: bool,
 }
 
 /// What a run did.
@@ -111,7 +113,17 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let started = Instant::now();
     // The process's one pool: planning and reading both run on it. A second call keeps the first.
     let _ = rayon::ThreadPoolBuilder::new().num_threads(plan.jobs).build_global();
-    let (groups, errors) = batch::plan(&plan.inputs, plan.reader);
+    let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
+        (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
+        _ => None,
+    };
+    let unchanged = |spec: &InputSpec| -> Option<&'static dyn Reader> {
+        let name = manifest.as_ref()?.unchanged(spec)?;
+        agentlog::read::reader(name)
+    };
+    let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged);
+    // A group is redone whole when any of its inputs changed: its sessions' outputs are rewritten.
+    let groups: Vec<_> = groups.into_iter().filter(|g| g.items.iter().any(|i| !i.unchanged)).collect();
     let failed_to_plan = errors.len() as u64;
     for e in &errors {
         reporter.error(e);
@@ -164,6 +176,21 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         }
         reporter.error(&CliError::output(&plan.output, e));
         return Exit::Output;
+    }
+    if let (Some(manifest), Some(dir)) = (&mut manifest, super::incremental::directory(&plan.output)) {
+        let saved = groups
+            .iter()
+            .flat_map(|g| &g.items)
+            .filter_map(|i| match &i.spec {
+                InputSpec::File(path) => Some((path, i.reader.name())),
+                InputSpec::Stdin => None,
+            })
+            .try_for_each(|(path, reader)| manifest.record(path, reader))
+            .and_then(|()| manifest.save(dir));
+        if let Err(e) = saved {
+            reporter.error(&CliError::output(&plan.output, e));
+            return Exit::Output;
+        }
     }
     if let (Some(path), Some(files)) = (&plan.report, report)
         && let Err(e) = write_report(path, &files)

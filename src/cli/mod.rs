@@ -6,6 +6,7 @@ mod batch;
 mod convert;
 mod error;
 mod exit;
+mod incremental;
 mod inputs;
 mod report;
 
@@ -146,7 +147,7 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     for e in &errors {
         reporter.error(e);
     }
-    let (groups, errors) = batch::plan(&inputs, reader);
+    let (groups, errors) = batch::plan(&inputs, reader, &|_| None);
     for e in &errors {
         reporter.error(e);
     }
@@ -235,7 +236,23 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     let shard = args.shard.map(|s| (s.k, s.n));
     let options = write::Options { partition_by, run_id: run_id(&inputs, shard) };
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
-    let plan = convert::Plan { inputs, reader, writer, output: args.output, options, jobs, shard, report: args.report };
+    if args.incremental && incremental::directory(&args.output).is_none() {
+        reporter.error(&CliError::Usage {
+            message: "--incremental needs an output directory for one file per session: add -o DIR/".into(),
+        });
+        return Exit::Usage;
+    }
+    let plan = convert::Plan {
+        inputs,
+        reader,
+        writer,
+        output: args.output,
+        options,
+        jobs,
+        shard,
+        report: args.report,
+        incremental: args.incremental,
+    };
     let exit = convert::run(&plan, reporter);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

@@ -191,3 +191,59 @@ pub fn beside(path: &Path, infix: &str) -> PathBuf {
 pub fn unsupported(what: &str, format: &str) -> io::Error {
     io::Error::new(io::ErrorKind::Unsupported, format!("{what} is not supported for --to {format}"))
 }
+
+/// Whether a path names a directory for one output per session: an existing directory, or a
+/// path ending in `/`.
+pub fn is_directory_target(path: &Path) -> bool {
+    path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/')
+}
+
+/// A file name for a session's output that stays inside its directory whatever the id holds:
+/// `<agent>-<id>.<extension>`, the id reduced to ASCII letters, digits, `-`, `_` and `.`,
+/// shortened, and made unique among `used`.
+pub fn session_file_name(
+    agent: crate::model::Agent,
+    session_id: &str,
+    extension: &str,
+    used: &mut std::collections::HashSet<String>,
+) -> String {
+    let mut safe: String = session_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .take(120)
+        .collect();
+    // Runs of dots are harmless after the agent prefix, but read as traversal; collapse them.
+    while safe.contains("..") {
+        safe = safe.replace("..", "_");
+    }
+    let base = format!("{}-{safe}", agent.as_str());
+    let mut name = format!("{base}.{extension}");
+    let mut n = 1;
+    while !used.insert(name.clone()) {
+        n += 1;
+        name = format!("{base}-{n}.{extension}");
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Agent;
+
+    #[test]
+    fn session_file_names_stay_inside_the_directory() {
+        let mut used = std::collections::HashSet::new();
+        for id in ["../../etc/passwd", "a/b", "..", "x\u{0}y\nz", "/abs", "ok-id_1.2"] {
+            let name = session_file_name(Agent::Codex, id, "json", &mut used);
+            assert!(!name.contains('/') && !name.contains("..") && !name.chars().any(char::is_control), "{name}");
+            assert!(name.starts_with("codex-") && name.ends_with(".json"), "{name}");
+        }
+        assert_eq!(session_file_name(Agent::ClaudeCode, "ok-id_1.2", "json", &mut used), "claude-code-ok-id_1.2.json");
+        assert_eq!(
+            session_file_name(Agent::ClaudeCode, "ok-id_1.2", "json", &mut used),
+            "claude-code-ok-id_1.2-2.json",
+            "unique"
+        );
+    }
+}

@@ -5,8 +5,8 @@
 //! [<event>, …]}, …]}` with one event per line. Sessions come in the order they first appear,
 //! each session's events in the order they were read. `header.created_at` is the time of writing,
 //! or `SOURCE_DATE_EPOCH` when set (reproducible output). With `-o DIR/` (an existing directory
-//! or a path ending in `/`) each session gets a document of its own, named
-//! `<agent>-<session id>.json` with the id reduced to safe characters.
+//! or a path ending in `/`) each session gets a document of its own,
+//! `DIR/<agent>/<agent>-<session id>.json`, with the id reduced to safe characters.
 //!
 //! Validation: each event is checked against the event schema as it arrives, and the rest of
 //! each document (header and summaries) once before it is written; the first violation stops the
@@ -17,13 +17,15 @@
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
 use crate::model::{Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, SessionSummary};
 use crate::validate::Validator;
-use crate::write::{AtomicFile, EventSink, Options, Sessions, Target, Writer, unsupported};
+use crate::write::{
+    AtomicFile, EventSink, Options, Sessions, Target, Writer, is_directory_target, session_file_name, unsupported,
+};
 
 /// The interchange writer.
 pub struct Interchange;
@@ -146,7 +148,7 @@ impl EventSink for Document<'_> {
                 let mut used = HashSet::new();
                 let mut files = Vec::new();
                 for key in &order {
-                    let path = dir.join(file_name(key.0, &key.1, &mut used));
+                    let path = dir.join(key.0.as_str()).join(session_file_name(key.0, &key.1, "json", &mut used));
                     let mut file = BufWriter::new(AtomicFile::create(&path)?);
                     self.write_document(&mut file, &header, std::slice::from_ref(key), &summaries, &mut spool)?;
                     files.push(file.into_inner().map_err(io::IntoInnerError::into_error)?);
@@ -210,50 +212,5 @@ fn created_at() -> io::Result<DateTime<Utc>> {
             io::Error::new(io::ErrorKind::InvalidInput, format!("SOURCE_DATE_EPOCH={text:?} is not a time in seconds"))
         }),
         Err(_) => Ok(Utc::now()),
-    }
-}
-
-/// A file name for a session's document that stays inside its directory whatever the id holds:
-/// `<agent>-<id>.json`, the id reduced to ASCII letters, digits, `-`, `_` and `.`, shortened,
-/// and made unique.
-pub fn file_name(agent: Agent, session_id: &str, used: &mut HashSet<String>) -> String {
-    let mut safe: String = session_id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
-        .take(120)
-        .collect();
-    // Runs of dots are harmless after the agent prefix, but read as traversal; collapse them.
-    while safe.contains("..") {
-        safe = safe.replace("..", "_");
-    }
-    let base = format!("{}-{safe}", agent.as_str());
-    let mut name = format!("{base}.json");
-    let mut n = 1;
-    while !used.insert(name.clone()) {
-        n += 1;
-        name = format!("{base}-{n}.json");
-    }
-    name
-}
-
-/// Whether a path names a directory for one document per session.
-pub fn is_directory_target(path: &Path) -> bool {
-    path.is_dir() || path.as_os_str().to_string_lossy().ends_with('/')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn session_file_names_stay_inside_the_directory() {
-        let mut used = HashSet::new();
-        for id in ["../../etc/passwd", "a/b", "..", "x\u{0}y\nz", "/abs", "ok-id_1.2"] {
-            let name = file_name(Agent::Codex, id, &mut used);
-            assert!(!name.contains('/') && !name.contains("..") && !name.chars().any(char::is_control), "{name}");
-            assert!(name.starts_with("codex-") && name.ends_with(".json"), "{name}");
-        }
-        assert_eq!(file_name(Agent::ClaudeCode, "ok-id_1.2", &mut used), "claude-code-ok-id_1.2.json");
-        assert_eq!(file_name(Agent::ClaudeCode, "ok-id_1.2", &mut used), "claude-code-ok-id_1.2-2.json", "unique");
     }
 }

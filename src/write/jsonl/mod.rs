@@ -5,11 +5,23 @@
 //! field is present on every line (`null` when unknown). New event kinds, meta types and
 //! fields may appear in later minor schema versions; readers of this format should ignore what
 //! they do not know. Memory: one 256 KiB output buffer.
+//!
+//! With `-o DIR/` (an existing directory or a path ending in `/`) each session gets a file of
+//! its own, `DIR/<agent>/<agent>-<session id>.jsonl` (the id reduced to safe characters). Files
+//! are written under temporary names and renamed when the run completes, replacing a previous
+//! run's files of the same sessions and leaving the others; at most 64 are open at once.
 
 use std::io::{self, BufWriter, Write};
 
 use crate::model::Event;
-use crate::write::{AtomicFile, EventSink, Options, Target, Writer as Format, unsupported};
+use std::collections::{HashMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::path::PathBuf;
+
+use crate::model::Agent;
+use crate::write::{
+    AtomicFile, EventSink, Options, Target, Writer as Format, is_directory_target, session_file_name, unsupported,
+};
 
 /// The JSONL writer.
 pub struct Jsonl;
@@ -33,6 +45,7 @@ impl Format for Jsonl {
         }
         Ok(match target {
             Target::Stream(out) => Box::new(Writer::new(out)),
+            Target::Path(dir) if is_directory_target(&dir) => Box::new(PerSession::new(dir)),
             Target::Path(path) => Box::new(FileWriter(Some(Writer::new(AtomicFile::create(&path)?)))),
         })
     }
@@ -72,5 +85,91 @@ impl EventSink for FileWriter {
     fn finish(&mut self) -> io::Result<()> {
         let writer = self.0.take().expect("finish is called once");
         writer.out.into_inner().map_err(io::IntoInnerError::into_error)?.commit()
+    }
+}
+
+/// Files open at once in a per-session directory.
+const MAX_OPEN: usize = 64;
+
+/// One JSONL file per session under a directory.
+struct PerSession {
+    dir: PathBuf,
+    /// Temporary and final path of every session seen.
+    files: HashMap<(Agent, String), (PathBuf, PathBuf)>,
+    names: HashSet<String>,
+    /// Open temporary files, with the tick of their last use.
+    open: HashMap<(Agent, String), (BufWriter<File>, u64)>,
+    tick: u64,
+    committed: bool,
+}
+
+impl PerSession {
+    fn new(dir: PathBuf) -> Self {
+        PerSession {
+            dir,
+            files: HashMap::new(),
+            names: HashSet::new(),
+            open: HashMap::new(),
+            tick: 0,
+            committed: false,
+        }
+    }
+}
+
+impl EventSink for PerSession {
+    fn event(&mut self, event: &Event) -> io::Result<()> {
+        let key = (event.agent, event.session_id.clone());
+        self.tick += 1;
+        if !self.open.contains_key(&key) {
+            if self.open.len() >= MAX_OPEN
+                && let Some(oldest) = self.open.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone())
+            {
+                let (mut file, _) = self.open.remove(&oldest).expect("found above");
+                file.flush()?;
+            }
+            let (temp, _) = match self.files.get(&key) {
+                Some(paths) => paths.clone(),
+                None => {
+                    let sub = self.dir.join(event.agent.as_str());
+                    fs::create_dir_all(&sub)?;
+                    let name = session_file_name(event.agent, &event.session_id, "jsonl", &mut self.names);
+                    let paths = (sub.join(format!("{name}.agentlog-tmp-{}", std::process::id())), sub.join(name));
+                    // A temporary file left by an earlier, failed run is started afresh.
+                    File::create(&paths.0)?;
+                    self.files.insert(key.clone(), paths.clone());
+                    paths
+                }
+            };
+            let file = OpenOptions::new().append(true).open(&temp)?;
+            self.open.insert(key.clone(), (BufWriter::with_capacity(64 * 1024, file), 0));
+        }
+        let (out, used) = self.open.get_mut(&key).expect("opened above");
+        *used = self.tick;
+        serde_json::to_writer(&mut *out, event)?;
+        out.write_all(b"\n")
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        for (_, (mut file, _)) in self.open.drain() {
+            file.flush()?;
+            file.get_ref().sync_all()?;
+        }
+        let mut files: Vec<&(PathBuf, PathBuf)> = self.files.values().collect();
+        files.sort();
+        for (temp, path) in files {
+            fs::rename(temp, path)?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PerSession {
+    fn drop(&mut self) {
+        if !self.committed {
+            for (temp, _) in self.files.values() {
+                let _ = fs::remove_file(temp);
+            }
+        }
     }
 }
