@@ -312,3 +312,26 @@ fn zstd_compressed_rollouts_are_read() {
     assert_eq!(lines.len(), 3);
     assert!(lines.iter().all(|l| l.agent == "codex" && l.source.file.ends_with(".jsonl.zst")));
 }
+
+/// Regression: `-o /dev/null` once replaced the device with a regular file (temporary file and
+/// rename). A named pipe stands in for the device here.
+#[test]
+fn an_output_that_is_not_a_regular_file_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", &corpus("codex/envelope-user-and-assistant-text.jsonl"), "-o"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(parse_lines(&reader.join().unwrap()).len(), 3);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a pipe");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+}

@@ -121,10 +121,14 @@ pub trait EventSink {
 /// A file written under a temporary name beside its final path and renamed by [`commit`];
 /// dropped without a commit, the temporary file is removed.
 ///
+/// A path that already names something other than a regular file (`/dev/null`, a named pipe)
+/// is written in place: there is nothing to rename, and replacing it would break it.
+///
 /// [`commit`]: AtomicFile::commit
 pub struct AtomicFile {
     file: Option<File>,
-    temp: PathBuf,
+    /// The temporary path; `None` when writing in place.
+    temp: Option<PathBuf>,
     path: PathBuf,
 }
 
@@ -134,13 +138,17 @@ impl AtomicFile {
     /// # Errors
     /// When the file or its directories cannot be created.
     pub fn create(path: &Path) -> io::Result<Self> {
+        if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+            let file = fs::OpenOptions::new().write(true).open(path)?;
+            return Ok(AtomicFile { file: Some(file), temp: None, path: path.to_owned() });
+        }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)?;
         }
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".agentlog-tmp-{}", std::process::id()));
         let temp = path.with_file_name(name);
-        Ok(AtomicFile { file: Some(File::create(&temp)?), temp, path: path.to_owned() })
+        Ok(AtomicFile { file: Some(File::create(&temp)?), temp: Some(temp), path: path.to_owned() })
     }
 
     /// The path the file will have once committed.
@@ -153,10 +161,11 @@ impl AtomicFile {
     /// # Errors
     /// When syncing or renaming fails.
     pub fn commit(mut self) -> io::Result<()> {
-        let file = self.file.take().expect("an uncommitted file is open");
+        let mut file = self.file.take().expect("an uncommitted file is open");
+        let Some(temp) = &self.temp else { return file.flush() };
         file.sync_all()?;
         drop(file);
-        fs::rename(&self.temp, &self.path)
+        fs::rename(temp, &self.path)
     }
 }
 
@@ -172,8 +181,10 @@ impl Write for AtomicFile {
 
 impl Drop for AtomicFile {
     fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = fs::remove_file(&self.temp);
+        if self.file.take().is_some()
+            && let Some(temp) = &self.temp
+        {
+            let _ = fs::remove_file(temp);
         }
     }
 }

@@ -1,0 +1,172 @@
+//! Writes a deterministic benchmark corpus of Claude Code and Codex session files.
+//!
+//! usage: cargo run --release --example bench_corpus -- OUT_DIR [BYTES] [SEED]
+//!
+//! Replicates the session files of `corpus/` and, when present, `../shared/corpus/` until about
+//! BYTES (default 1 GiB) are written, half Claude Code and half Codex by bytes, in the agents' own
+//! layouts (`OUT/claude/projects/<key>/<session>.jsonl`, `OUT/codex/sessions/YYYY/MM/DD/
+//! rollout-….jsonl`). Each copy gets new UUIDs (every UUID in it is replaced by one derived
+//! from the seed, the copy and the original) and its times shifted by a whole number of days.
+//! Two files per agent are made large (at least 200 MB each when BYTES allows) by repeating a
+//! session's records; the rest are copies of the originals. The same seed gives the same bytes.
+
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// splitmix64: a small, well-mixed, seedable generator; enough to pick templates.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn is_hex(b: u8) -> bool {
+    b.is_ascii_hexdigit()
+}
+
+/// Whether `s` starts with a UUID (8-4-4-4-12 hex digits).
+fn is_uuid(s: &[u8]) -> bool {
+    s.len() >= 36
+        && s[..36].iter().enumerate().all(|(i, &b)| if matches!(i, 8 | 13 | 18 | 23) { b == b'-' } else { is_hex(b) })
+}
+
+/// Whether `s` starts with `YYYY-MM-DDTHH:MM:SS`.
+fn is_time(s: &[u8]) -> bool {
+    s.len() >= 19
+        && s[..19].iter().enumerate().all(|(i, &b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            13 | 16 => b == b':',
+            _ => b.is_ascii_digit(),
+        })
+}
+
+/// A copy of `text` with every UUID replaced (consistently within the copy) and every time
+/// moved by `days`.
+fn rewrite(text: &[u8], salt: u64, days: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let boundary = i == 0 || !is_hex(text[i - 1]);
+        if boundary && is_uuid(rest) {
+            let original =
+                u128::from_str_radix(&String::from_utf8_lossy(&rest[..36]).replace('-', ""), 16).unwrap_or(0);
+            let mut h = Rng(salt ^ (original as u64) ^ ((original >> 64) as u64));
+            let id = (u128::from(h.next()) << 64 | u128::from(h.next())) & !(0xF << 76) | (0x4 << 76);
+            let hex = format!("{id:032x}");
+            out.extend_from_slice(
+                format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..]).as_bytes(),
+            );
+            i += 36;
+        } else if boundary && is_time(rest) {
+            let stamp = String::from_utf8_lossy(&rest[..19]).into_owned();
+            match chrono::NaiveDateTime::parse_from_str(&stamp, "%Y-%m-%dT%H:%M:%S") {
+                Ok(t) => out.extend_from_slice(
+                    (t + chrono::Duration::days(days)).format("%Y-%m-%dT%H:%M:%S").to_string().as_bytes(),
+                ),
+                Err(_) => out.extend_from_slice(stamp.as_bytes()),
+            }
+            i += 19;
+        } else {
+            out.push(text[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Session files under `dir` for one agent, with their bytes.
+fn templates(dirs: &[PathBuf]) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for dir in dirs {
+        for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_file() && name.ends_with(".jsonl") && entry.metadata().is_ok_and(|m| m.len() > 0) {
+                files.push((name, fs::read(entry.path()).expect("a readable corpus file")));
+            }
+        }
+    }
+    files
+}
+
+fn write(path: &Path, parts: &[Vec<u8>]) -> u64 {
+    fs::create_dir_all(path.parent().expect("a parent")).expect("a writable output");
+    let mut out = BufWriter::new(fs::File::create(path).expect("a writable output"));
+    let mut n = 0;
+    for p in parts {
+        out.write_all(p).expect("a writable output");
+        n += p.len() as u64;
+    }
+    out.flush().expect("a writable output");
+    n
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let out = PathBuf::from(args.get(1).expect("usage: bench_corpus OUT_DIR [BYTES] [SEED]"));
+    let bytes: u64 = args.get(2).map_or(1 << 30, |b| b.parse().expect("BYTES is a number"));
+    let seed: u64 = args.get(3).map_or(42, |s| s.parse().expect("SEED is a number"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let shared = root.join("../shared/corpus");
+    let mut rng = Rng(seed);
+    let mut total = 0;
+    for agent in ["claude", "codex"] {
+        let mut dirs = vec![root.join("corpus").join(agent)];
+        if shared.is_dir() {
+            dirs.push(shared.join(agent));
+        }
+        let templates = templates(&dirs);
+        let budget = bytes / 2;
+        let large = if budget >= 450 << 20 { 200 << 20 } else { budget / 8 };
+        let mut written = 0;
+        let mut copy = 0u64;
+        while written < budget {
+            copy += 1;
+            let (name, text) = &templates[rng.below(templates.len())];
+            let salt = seed ^ copy.wrapping_mul(0x2545_F491_4F6C_DD1D);
+            let days = (copy % 365) as i64;
+            // The first two files of each agent are large: one session's records many times.
+            let parts: Vec<Vec<u8>> = if copy <= 2 {
+                let mut parts = Vec::new();
+                let mut size = 0;
+                let mut k = 0;
+                while size < large {
+                    let part = rewrite(text, salt ^ k, days);
+                    size += part.len() as u64;
+                    parts.push(part);
+                    k += 1;
+                }
+                parts
+            } else {
+                vec![rewrite(text, salt, days)]
+            };
+            let id = format!("{:016x}{:016x}", Rng(salt).next(), Rng(salt ^ 1).next());
+            let id = format!("{}-{}-4{}-8{}-{}", &id[..8], &id[8..12], &id[13..16], &id[17..20], &id[20..32]);
+            let path = match agent {
+                "claude" => out.join(format!("claude/projects/-bench-p{:03}/{id}.jsonl", copy % 97)),
+                _ => {
+                    let day =
+                        chrono::NaiveDate::from_ymd_opt(2026, 1, 1).expect("a date") + chrono::Duration::days(days);
+                    out.join(format!("codex/sessions/{}/rollout-{}T10-00-00-{id}.jsonl", day.format("%Y/%m/%d"), day))
+                }
+            };
+            let _ = name;
+            written += write(&path, &parts);
+        }
+        total += written;
+        eprintln!("{agent}: {written} bytes in {copy} files");
+    }
+    eprintln!("total: {total} bytes in {}", out.display());
+}
