@@ -29,7 +29,7 @@ impl Json {
         let text = raw.get().trim();
         // A raw newline byte can only be insignificant whitespace: newlines inside JSON strings
         // are always escaped. Such text (pretty-printed sources) is re-serialised compactly.
-        if text.contains(['\n', '\r']) {
+        if has_line_break(text) {
             let value: serde_json::Value = serde_json::from_str(text).expect("a RawValue is valid JSON");
             return Self::from_value(&value);
         }
@@ -50,6 +50,13 @@ impl Json {
     pub fn to_value(&self) -> serde_json::Value {
         serde_json::from_str(self.get()).expect("a Json holds valid JSON")
     }
+}
+
+/// Whether `text` holds a line break; `[u8]::contains` searches bytes with SIMD, unlike a
+/// `char` pattern.
+fn has_line_break(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.contains(&b'\n') || bytes.contains(&b'\r')
 }
 
 impl PartialEq for Json {
@@ -81,7 +88,7 @@ impl Serialize for Json {
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        if raw.get().contains(['\n', '\r']) {
+        if has_line_break(raw.get()) {
             return Ok(Json::from_raw(&raw));
         }
         if raw.get().is_empty() {

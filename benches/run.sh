@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Measures agentlog against its limits and against what users would use instead, on one
+# generated corpus, in one run, and prints a Markdown table.
+#
+# usage: benches/run.sh [BYTES] [SEED]        (default 1 GiB, seed 42)
+#
+# Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
+# agentlog to unified JSONL, Parquet and interchange, and DuckDB's JSON-to-Parquet COPY on the
+# same files; each with wall time, MB/s of input and peak RSS (/usr/bin/time). Ratios compare
+# agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
+# converts one file of at least 500 MB. Needs python3; installs duckdb from PyPI if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BYTES=${1:-1073741824}
+SEED=${2:-42}
+CORPUS=target/bench/corpus-$BYTES-$SEED
+OUT=target/bench/out
+mkdir -p target/bench "$OUT"
+
+cargo build --release --quiet --bin agentlog --example bench_corpus --example parse_baseline
+[ -d "$CORPUS" ] || ./target/release/examples/bench_corpus "$CORPUS" "$BYTES" "$SEED"
+python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet 'duckdb>=1.1'
+SIZE=$(find "$CORPUS" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
+FILES=$(find "$CORPUS" -type f -name '*.jsonl' | wc -l)
+
+# One big file (>= 500 MB) made of the corpus's largest files, for the single-file memory row.
+BIG=target/bench/single-$BYTES-$SEED.jsonl
+if [ ! -f "$BIG" ]; then
+  : > "$BIG"
+  for f in $(find "$CORPUS/claude" -type f -printf '%s %p\n' | sort -rn | awk '{print $2}'); do
+    cat "$f" >> "$BIG"
+    [ "$(stat -c %s "$BIG")" -ge 524288000 ] && break
+  done
+fi
+BIGSIZE=$(stat -c %s "$BIG")
+
+TIMES=$(mktemp)
+declare -A MBS
+row() { # label threads bytes command...
+  local label=$1 threads=$2 bytes=$3; shift 3
+  sync
+  /usr/bin/time -f '%e %M' -o "$TIMES" "$@" >/dev/null 2>&1 || true
+  read -r secs kb < "$TIMES"
+  local mbs
+  mbs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / 1e6 / s}')
+  MBS["$label/$threads"]=$mbs
+  printf '| %s | %s | %.2f | %s | %d |\n' "$label" "$threads" "$secs" "$mbs" $((kb / 1024))
+}
+
+cat "$(find "$CORPUS" -type f | head -1)" > /dev/null   # warm the page cache
+find "$CORPUS" -type f -exec cat {} + > /dev/null
+
+echo "Corpus: $CORPUS, $FILES files, $((SIZE / 1000000)) MB; one file of $((BIGSIZE / 1000000)) MB."
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)."
+echo
+echo "| what | threads | seconds | MB/s | peak RSS MB |"
+echo "|---|---|---|---|---|"
+row "cat > /dev/null" 1 "$SIZE" sh -c "find '$CORPUS' -type f -exec cat {} + > /dev/null"
+for t in 1 2; do
+  row "parse into serde_json::Value" $t "$SIZE" ./target/release/examples/parse_baseline "$CORPUS" $t
+  row "agentlog --to unified" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t -o "$OUT/events.jsonl"
+  row "agentlog --to parquet" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t -o "$OUT/events.parquet"
+  row "DuckDB COPY read_json_auto to Parquet" $t "$SIZE" python3 -c "
+import duckdb
+c = duckdb.connect(); c.execute('SET threads=$t')
+c.execute(\"COPY (SELECT * FROM read_json_auto('$CORPUS/**/*.jsonl', union_by_name=true, maximum_object_size=16777216, ignore_errors=true)) TO '$OUT/duckdb.parquet' (FORMAT parquet)\")"
+done
+row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
+row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
+echo
+ratio() { awk -v a="${MBS[$1]}" -v b="${MBS[$2]}" 'BEGIN {printf "%.2f", a / b}'; }
+echo "| ratio | 1 thread | 2 threads |"
+echo "|---|---|---|"
+echo "| unified / parse baseline | $(ratio 'agentlog --to unified/1' 'parse into serde_json::Value/1') | $(ratio 'agentlog --to unified/2' 'parse into serde_json::Value/2') |"
+echo "| parquet / DuckDB | $(ratio 'agentlog --to parquet/1' 'DuckDB COPY read_json_auto to Parquet/1') | $(ratio 'agentlog --to parquet/2' 'DuckDB COPY read_json_auto to Parquet/2') |"
+echo "| 2 threads / 1 thread, unified | | $(ratio 'agentlog --to unified/2' 'agentlog --to unified/1') |"
+echo "| 2 threads / 1 thread, parquet | | $(ratio 'agentlog --to parquet/2' 'agentlog --to parquet/1') |"
+rm -f "$TIMES"
