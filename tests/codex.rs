@@ -277,6 +277,9 @@ fn compacted_history_is_one_meta_event_and_not_replayed() {
     let (events, _) = read(&sample("compacted-and-rolled-back.jsonl"));
     let got: Vec<String> = events.iter().map(describe).collect();
     assert_eq!(got, ["SessionStart", "User", "Assistant", "Compaction", "System", "Rollback"]);
+    // thread_rolled_back {num_turns: 1} removes the one turn before it.
+    let rolled: Vec<bool> = events.iter().map(|e| e.rolled_back).collect();
+    assert_eq!(rolled, [false, true, true, true, true, false]);
 }
 
 #[test]
@@ -509,4 +512,41 @@ fn item_fields_no_event_field_carries_are_kept_in_extra() {
     let (events, _) = read(&sample("injected-context-and-twins.jsonl"));
     let reasoning = events.iter().find(|e| e.kind() == Kind::Reasoning).unwrap();
     assert_eq!(reasoning.extra.as_ref().unwrap().to_value()["encrypted_content"], "gAAAAABsynthetic");
+}
+
+#[test]
+fn a_rollback_marks_exactly_the_turns_it_removes() {
+    let header = r#"{"timestamp":"2026-03-07T07:00:00.000Z","type":"session_meta","payload":{"id":"0a0e0000-0000-7000-8000-000000000e09"}}"#;
+    let turn = |n: u32| {
+        format!(
+            "{{\"timestamp\":\"2026-03-07T07:0{n}:00.000Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"task_started\",\"turn_id\":\"t{n}\"}}}}\n\
+             {{\"timestamp\":\"2026-03-07T07:0{n}:01.000Z\",\"type\":\"response_item\",\"payload\":{{\"type\":\"message\",\"role\":\"user\",\"content\":[{{\"type\":\"input_text\",\"text\":\"prompt {n}\"}}]}}}}\n\
+             {{\"timestamp\":\"2026-03-07T07:0{n}:01.001Z\",\"type\":\"event_msg\",\"payload\":{{\"type\":\"user_message\",\"message\":\"prompt {n}\"}}}}\n\
+             {{\"timestamp\":\"2026-03-07T07:0{n}:02.000Z\",\"type\":\"response_item\",\"payload\":{{\"type\":\"message\",\"role\":\"assistant\",\"content\":[{{\"type\":\"output_text\",\"text\":\"answer {n}\"}}]}}}}\n"
+        )
+    };
+    let rollback = r#"{"timestamp":"2026-03-07T07:09:00.000Z","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":2}}"#;
+    let text = format!("{header}\n{}{}{}{rollback}\n{}", turn(1), turn(2), turn(3), turn(4));
+    let mut events = Vec::new();
+    let input = agentlog::read::Input {
+        name: "r.jsonl",
+        bytes: Box::new(text.as_bytes()),
+        shared: &mut agentlog::read::Shared::default(),
+    };
+    agentlog::read::Reader::read(&Codex, input, &mut |e| {
+        events.push(e);
+        Ok(())
+    })
+    .unwrap();
+    let rolled: Vec<String> = events
+        .iter()
+        .filter(|e| e.rolled_back)
+        .filter_map(|e| match &e.payload {
+            Payload::Message(m) => Some(m.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rolled, ["prompt 2", "answer 2", "prompt 3", "answer 3"]);
+    assert_eq!(events.len(), 1 + 4 * 3 + 1, "every event once, in order");
+    assert!(events.windows(2).all(|w| w[0].seq + 1 == w[1].seq));
 }

@@ -73,7 +73,15 @@ pub struct Mapper {
     tools: HashMap<String, String>,
     /// `patch_apply_end` facts waiting for their output.
     ends: HashMap<String, End>,
+    /// The latest turns' events, held so that a rollback can mark them; older turns are emitted.
+    turns: std::collections::VecDeque<Vec<(Event, u32)>>,
+    /// Whether the current turn was opened by `task_started` and waits for its typed prompt.
+    turn_awaits_prompt: bool,
 }
+
+/// Turns held back for a rollback to mark: the current one and the two before it. A rollback of
+/// more turns marks those still held and says how many it could not reach.
+const HELD_TURNS: usize = 3;
 
 /// An event held back one line, because the next line may complete it.
 enum Held {
@@ -150,7 +158,51 @@ impl Mapper {
             pending_reasoning: Vec::new(),
             tools: HashMap::new(),
             ends: HashMap::new(),
+            turns: std::collections::VecDeque::new(),
+            turn_awaits_prompt: false,
         }
+    }
+
+    /// Emits an event through the turn buffer: a turn starts at `task_started` or at a typed
+    /// prompt; `thread_rolled_back` marks the events of the turns it removes (§5, §13.21).
+    fn send(&mut self, out: &mut Emitter<'_>, mut event: Event, slot: u32) -> std::io::Result<()> {
+        let new_turn = match &event.payload {
+            Payload::Meta(m) if m.meta_type == MetaType::TurnStart => {
+                self.turn_awaits_prompt = true;
+                true
+            }
+            Payload::Message(m) if m.role == Role::User && !event.injected && !event.copied => {
+                !std::mem::replace(&mut self.turn_awaits_prompt, false)
+            }
+            _ => false,
+        };
+        if new_turn || self.turns.is_empty() {
+            self.turns.push_back(Vec::new());
+            while self.turns.len() > HELD_TURNS {
+                for (e, slot) in self.turns.pop_front().expect("more than one turn") {
+                    out.emit(e, slot)?;
+                }
+            }
+        }
+        if let Payload::Meta(m) = &mut event.payload
+            && m.meta_type == MetaType::Rollback
+            && event.source.record_type.as_deref() == Some("event_msg/thread_rolled_back")
+        {
+            let n = m.data.as_ref().and_then(|d| d.to_value()["num_turns"].as_u64()).unwrap_or(0) as usize;
+            // The rollback sits in the turn after the ones it removes, unless a new one began.
+            let last = self.turns.len() - usize::from(self.turns.back().is_some_and(Vec::is_empty));
+            let reach = n.min(last);
+            for turn in self.turns.range_mut(last - reach..last) {
+                for (e, _) in turn {
+                    e.rolled_back = true;
+                }
+            }
+            if reach < n {
+                add_extra(&mut event, "turns_not_marked", Json::from_value(&(n - reach)));
+            }
+        }
+        self.turns.back_mut().expect("a turn was opened above").push((event, slot));
+        Ok(())
     }
 
     fn event(&mut self, line: Line<'_>, timestamp: Option<&str>, record_type: &str, payload: Payload) -> Event {
@@ -568,15 +620,15 @@ impl Mapper {
             // No `user_message` twin: context Codex injected, not something the user typed.
             Some(Held::UserItem(mut event)) => {
                 event.injected = true;
-                out.emit(event, 0)
+                self.send(out, event, 0)
             }
-            Some(Held::AgentMessage(event) | Held::Output(event)) => out.emit(event, 0),
+            Some(Held::AgentMessage(event) | Held::Output(event)) => self.send(out, event, 0),
         }
     }
 
     fn flush_reasoning(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
         for event in std::mem::take(&mut self.pending_reasoning) {
-            out.emit(event, 0)?;
+            self.send(out, event, 0)?;
         }
         Ok(())
     }
@@ -589,7 +641,7 @@ impl Mapper {
                     self.flush_reasoning(out)?;
                 }
                 for (slot, event) in events.into_iter().enumerate() {
-                    out.emit(event, slot as u32)?;
+                    self.send(out, event, slot as u32)?;
                 }
                 Ok(())
             }
@@ -602,12 +654,12 @@ impl Mapper {
                 Some(Held::UserItem(mut item)) => {
                     item.injected |= twin.injected;
                     merge_twin(&mut item, &twin);
-                    out.emit(item, 0)
+                    self.send(out, item, 0)
                 }
                 other => {
                     self.held = other;
                     self.flush(out)?;
-                    out.emit(twin, 0)
+                    self.send(out, twin, 0)
                 }
             },
             Step::AgentMessage(event) => {
@@ -631,7 +683,7 @@ impl Mapper {
                     }
                 }
                 self.flush_reasoning(out)?;
-                out.emit(item, 0)
+                self.send(out, item, 0)
             }
             Step::ReasoningEvent(event) => {
                 self.flush_held(out)?;
@@ -648,7 +700,7 @@ impl Mapper {
                     }
                     merge_twin(&mut item, &twin);
                 }
-                out.emit(item, 0)
+                self.send(out, item, 0)
             }
             Step::Output(event) => {
                 self.flush(out)?;
@@ -664,10 +716,10 @@ impl Mapper {
                         o.duration_ms = o.duration_ms.or(end.duration_ms);
                         o.is_error = o.is_error.or(end.is_error);
                     }
-                    out.emit(output, 0)?;
+                    self.send(out, output, 0)?;
                 }
                 self.flush(out)?;
-                out.emit(event, 0)
+                self.send(out, event, 0)
             }
         }
     }
@@ -704,7 +756,7 @@ impl Mapper {
         for step in steps {
             self.apply(step, out)?;
         }
-        self.flush(out)?;
+        LineMapper::finish(self, out)?;
         Ok(Some(()))
     }
 }
@@ -717,7 +769,11 @@ impl LineMapper for Mapper {
     }
 
     fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
-        self.flush(out)
+        self.flush(out)?;
+        for (event, slot) in self.turns.drain(..).flatten() {
+            out.emit(event, slot)?;
+        }
+        Ok(())
     }
 }
 
