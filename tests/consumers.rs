@@ -11,10 +11,7 @@ use assert_cmd::cargo::cargo_bin_cmd;
 
 #[test]
 fn duckdb_and_pyarrow_read_the_outputs_and_agree_with_the_jsonl() {
-    let ready = Command::new("python3").args(["-c", "import duckdb, pyarrow"]).status().is_ok_and(|s| s.success());
-    if !ready {
-        assert!(std::env::var_os("CI").is_none(), "CI must install duckdb and pyarrow (see .ci/run)");
-        eprintln!("notice: python3 with duckdb and pyarrow is not installed; skipping");
+    if !common::python_has("duckdb, pyarrow") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

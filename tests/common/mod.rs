@@ -104,3 +104,17 @@ pub fn summaries(events: &[Event]) -> std::collections::BTreeMap<String, agentlo
     }
     tallies.into_iter().map(|(id, t)| (id, t.finish())).collect()
 }
+
+/// Whether `python3` can import `modules` (comma-separated). CI must have them; elsewhere the
+/// caller skips, and this prints a notice.
+pub fn python_has(modules: &str) -> bool {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(std::env::var_os("CI").is_none(), "CI must install the Python modules {modules} (see .ci/run)");
+        eprintln!("notice: python3 with {modules} is not installed; skipping the independent check");
+    }
+    ok
+}
