@@ -40,7 +40,7 @@ row() { # label threads bytes command...
   local label=$1 threads=$2 bytes=$3; shift 3
   sync
   /usr/bin/time -f '%e %M' -o "$TIMES" "$@" >/dev/null 2>&1 || true
-  read -r secs kb < "$TIMES"
+  read -r secs kb < <(tail -n 1 "$TIMES")
   local mbs
   mbs=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / 1e6 / s}')
   MBS["$label/$threads"]=$mbs

@@ -87,14 +87,24 @@ fn rewrite(text: &[u8], salt: u64, days: i64) -> Vec<u8> {
     out
 }
 
-/// Session files under `dir` for one agent, with their bytes.
+/// Session files under `dirs` for one agent, with their bytes: only files whose every line is
+/// a JSON object (the samples that are broken on purpose would make the corpus mostly errors).
 fn templates(dirs: &[PathBuf]) -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
     for dir in dirs {
         for entry in walkdir::WalkDir::new(dir).sort_by_file_name().into_iter().filter_map(Result::ok) {
             let name = entry.file_name().to_string_lossy().into_owned();
-            if entry.file_type().is_file() && name.ends_with(".jsonl") && entry.metadata().is_ok_and(|m| m.len() > 0) {
-                files.push((name, fs::read(entry.path()).expect("a readable corpus file")));
+            if !entry.file_type().is_file() || !name.ends_with(".jsonl") {
+                continue;
+            }
+            let text = fs::read(entry.path()).expect("a readable corpus file");
+            let valid = text.ends_with(b"\n")
+                && text
+                    .split(|b| *b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .all(|l| serde_json::from_slice::<serde_json::Value>(l).is_ok_and(|v| v.is_object()));
+            if valid {
+                files.push((name, text));
             }
         }
     }

@@ -484,3 +484,22 @@ fn fields_no_event_field_carries_are_kept_in_extra() {
     );
     assert_eq!(first_of_line(1).extra.as_ref().unwrap().to_value(), serde_json::json!({"userType": "external"}));
 }
+
+#[test]
+fn a_corrupt_file_keeps_a_bounded_number_of_diagnostics_and_counts_the_rest() {
+    let text = "not json\n".repeat(1500);
+    let mut events = 0;
+    let report = Claude
+        .read(
+            Input { name: "corrupt.jsonl", bytes: Box::new(text.as_bytes()), shared: &mut Shared::default() },
+            &mut |_| {
+                events += 1;
+                Ok(())
+            },
+        )
+        .unwrap();
+    assert_eq!((report.lines, report.lines_mapped, events), (1500, 0, 0));
+    assert_eq!(report.diagnostics.len(), agentlog::read::MAX_DIAGNOSTICS);
+    assert_eq!(report.more_diagnostics, 500);
+    assert_eq!(report.diagnosed(), 1500);
+}

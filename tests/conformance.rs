@@ -13,7 +13,7 @@ fn every_non_empty_line_becomes_events_or_one_diagnostic() {
         let lines = non_empty_lines(&path);
         assert_eq!(report.lines, lines, "{name}: lines read");
         assert_eq!(
-            report.lines_mapped + report.diagnostics.len() as u64,
+            report.lines_mapped + report.diagnosed(),
             lines,
             "{name}: mapped {} + diagnosed {} != {lines} lines",
             report.lines_mapped,

@@ -19,7 +19,7 @@ fn check_all_readers(text: &[u8]) -> Result<(), TestCaseError> {
             })
             .expect("reading from memory does not fail");
         prop_assert_eq!(report.lines, lines, "{}", reader.name());
-        prop_assert_eq!(report.lines_mapped + report.diagnostics.len() as u64, lines, "{}", reader.name());
+        prop_assert_eq!(report.lines_mapped + report.diagnosed(), lines, "{}", reader.name());
         prop_assert_eq!(report.events, events);
     }
     Ok(())

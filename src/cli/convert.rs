@@ -85,14 +85,22 @@ impl Destination for ToSink<'_, '_> {
             Ok(report) => {
                 self.totals.files += 1;
                 self.totals.events += report.events;
-                self.totals.warnings += report.diagnostics.len() as u64;
+                self.totals.warnings += report.diagnosed();
                 self.reporter.diagnostics(&outcome.name, &report.diagnostics);
+                if report.more_diagnostics > 0 {
+                    self.reporter.info(&format!(
+                        "… and {} more problems in {} (the first {} are kept)",
+                        report.more_diagnostics,
+                        outcome.name,
+                        agentlog::read::MAX_DIAGNOSTICS
+                    ));
+                }
                 let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
                 self.sink.end_source(&outcome.name, report.lines, &records)?;
                 let status = if records.is_empty() { "ok" } else { "warnings" };
                 serde_json::json!({
                     "file": outcome.name, "status": status, "lines": report.lines, "events": report.events,
-                    "diagnostics": records,
+                    "diagnostics": records, "more_diagnostics": report.more_diagnostics,
                 })
             }
             Err(e) => {

@@ -108,8 +108,21 @@ pub struct ReadReport {
     pub lines_mapped: u64,
     /// Events produced.
     pub events: u64,
-    /// One diagnostic per line that could not be mapped.
+    /// One diagnostic per line that could not be mapped, the first [`MAX_DIAGNOSTICS`] of them.
     pub diagnostics: Vec<InputDiagnostic>,
+    /// Lines that could not be mapped beyond those in `diagnostics`.
+    pub more_diagnostics: u64,
+}
+
+/// Diagnostics a reader keeps per input; the rest are counted, so that memory stays bounded for
+/// a corrupt file.
+pub const MAX_DIAGNOSTICS: usize = 1000;
+
+impl ReadReport {
+    /// Lines that could not be mapped, kept or only counted.
+    pub fn diagnosed(&self) -> u64 {
+        self.diagnostics.len() as u64 + self.more_diagnostics
+    }
 }
 
 /// One line of an input, without its line ending.
@@ -259,6 +272,7 @@ pub fn read_lines(
         };
         match problem {
             None => report.lines_mapped += 1,
+            Some(_) if report.diagnostics.len() >= MAX_DIAGNOSTICS => report.more_diagnostics += 1,
             Some(p) => {
                 let p = if terminated { p } else { p.at_end_of_input() };
                 report.diagnostics.push(InputDiagnostic::new(name, number, &String::from_utf8_lossy(content), p));

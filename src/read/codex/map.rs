@@ -74,7 +74,7 @@ pub struct Mapper {
     /// `patch_apply_end` facts waiting for their output.
     ends: HashMap<String, End>,
     /// The latest turns' events, held so that a rollback can mark them; older turns are emitted.
-    turns: std::collections::VecDeque<Vec<(Event, u32)>>,
+    turns: std::collections::VecDeque<std::collections::VecDeque<(Event, u32)>>,
     /// Whether the current turn was opened by `task_started` and waits for its typed prompt.
     turn_awaits_prompt: bool,
 }
@@ -82,6 +82,10 @@ pub struct Mapper {
 /// Turns held back for a rollback to mark: the current one and the two before it. A rollback of
 /// more turns marks those still held and says how many it could not reach.
 const HELD_TURNS: usize = 3;
+
+/// Input bytes the held turns may span; beyond it the oldest events are emitted even inside a
+/// turn, so that memory stays bounded for rollouts with huge turns or none.
+const HELD_BYTES: u64 = 16 << 20;
 
 /// An event held back one line, because the next line may complete it.
 enum Held {
@@ -177,7 +181,7 @@ impl Mapper {
             _ => false,
         };
         if new_turn || self.turns.is_empty() {
-            self.turns.push_back(Vec::new());
+            self.turns.push_back(std::collections::VecDeque::new());
             while self.turns.len() > HELD_TURNS {
                 for (e, slot) in self.turns.pop_front().expect("more than one turn") {
                     out.emit(e, slot)?;
@@ -190,7 +194,8 @@ impl Mapper {
         {
             let n = m.data.as_ref().and_then(|d| d.to_value()["num_turns"].as_u64()).unwrap_or(0) as usize;
             // The rollback sits in the turn after the ones it removes, unless a new one began.
-            let last = self.turns.len() - usize::from(self.turns.back().is_some_and(Vec::is_empty));
+            let last =
+                self.turns.len() - usize::from(self.turns.back().is_some_and(std::collections::VecDeque::is_empty));
             let reach = n.min(last);
             for turn in self.turns.range_mut(last - reach..last) {
                 for (e, _) in turn {
@@ -201,7 +206,18 @@ impl Mapper {
                 add_extra(&mut event, "turns_not_marked", Json::from_value(&(n - reach)));
             }
         }
-        self.turns.back_mut().expect("a turn was opened above").push((event, slot));
+        let end = event.source.byte_offset;
+        self.turns.back_mut().expect("a turn was opened above").push_back((event, slot));
+        while let Some(first) = self.turns.front().and_then(|t| t.front())
+            && end.saturating_sub(first.0.source.byte_offset) > HELD_BYTES
+        {
+            let front = self.turns.front_mut().expect("checked above");
+            let (e, slot) = front.pop_front().expect("a held event");
+            if front.is_empty() && self.turns.len() > 1 {
+                self.turns.pop_front();
+            }
+            out.emit(e, slot)?;
+        }
         Ok(())
     }
 

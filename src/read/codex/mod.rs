@@ -71,7 +71,7 @@ impl Reader for Codex {
             let mut emitter = Emitter::new(Agent::Codex, name, out);
             if mapper.document(text, &mut emitter)?.is_some() {
                 let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
-                return Ok(ReadReport { lines, lines_mapped: lines, events: emitter.count(), diagnostics: Vec::new() });
+                return Ok(ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() });
             }
         }
         // Not a valid document after all: every line gets its own verdict.

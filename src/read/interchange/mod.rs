@@ -48,7 +48,7 @@ impl Reader for Interchange {
         }
         let events = emitter.count();
         Ok(match walked {
-            Ok(_) => ReadReport { lines: counter.lines, lines_mapped: counter.lines, events, diagnostics: Vec::new() },
+            Ok(_) => ReadReport { lines: counter.lines, lines_mapped: counter.lines, events, ..ReadReport::default() },
             Err(e) if e.is_io() => return Err(e.into()),
             Err(e) => {
                 // Count the lines the parser did not reach.
@@ -60,7 +60,13 @@ impl Reader for Interchange {
                 let problem = Problem::from_json(&e);
                 let line = (e.line() as u64).max(1);
                 let diagnostic = InputDiagnostic::new(name, line, "", problem);
-                ReadReport { lines, lines_mapped: lines - 1, events, diagnostics: vec![diagnostic] }
+                ReadReport {
+                    lines,
+                    lines_mapped: lines - 1,
+                    events,
+                    diagnostics: vec![diagnostic],
+                    more_diagnostics: 0,
+                }
             }
         })
     }
