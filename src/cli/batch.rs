@@ -348,11 +348,6 @@ pub fn peek(item: &Item) -> (String, String) {
             }
         }
     }
-    let stem = agentlog_stem(item.spec.name());
+    let stem = read::file_stem(item.spec.name()).to_owned();
     (session.unwrap_or(stem), version.unwrap_or_else(|| "-".into()))
-}
-
-fn agentlog_stem(name: &str) -> String {
-    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    file.split('.').next().unwrap_or(file).to_owned()
 }

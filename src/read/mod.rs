@@ -350,7 +350,7 @@ pub(crate) fn file_name(path: &str) -> &str {
 }
 
 /// The stem of an input's file name: `abc` for `dir/abc.jsonl`.
-pub(crate) fn file_stem(path: &str) -> &str {
+pub fn file_stem(path: &str) -> &str {
     let name = file_name(path);
     name.split('.').next().unwrap_or(name)
 }

@@ -65,8 +65,9 @@ pub struct Mapper<'s> {
     /// The subagent file's spawning call, looked up once the session id is known.
     file_parent_call: Option<Option<String>>,
     run: &'s mut RunState,
-    /// Uuids of this file's records, added to `run.seen` when the file ends.
-    uuids: Vec<u128>,
+    /// Uuids of this file's records: `summary` leaves are looked up here, and they join
+    /// `run.seen` when the file ends.
+    uuids: HashSet<u128>,
     responses: Vec<Response>,
     response_index: HashMap<(String, String), usize>,
     /// Tool names by call id, to name outputs.
@@ -77,7 +78,6 @@ pub struct Mapper<'s> {
     sidechains: HashMap<String, (String, Option<String>)>,
     /// `summary` titles, emitted at the end once it is known whether they describe this file.
     summaries: Vec<(Event, String, Option<String>)>,
-    leaves: HashSet<String>,
 }
 
 /// The line holding the largest usage of one response so far.
@@ -98,14 +98,13 @@ impl<'s> Mapper<'s> {
             file_agent: paths::subagent_id(name).map(str::to_owned),
             file_parent_call: None,
             run,
-            uuids: Vec::new(),
+            uuids: HashSet::new(),
             responses: Vec::new(),
             response_index: HashMap::new(),
             tools: HashMap::new(),
             task_prompts: HashMap::new(),
             sidechains: HashMap::new(),
             summaries: Vec::new(),
-            leaves: HashSet::new(),
         }
     }
 
@@ -131,7 +130,7 @@ impl<'s> Mapper<'s> {
         };
         if let Some(uuid) = record.uuid.as_deref().and_then(uuid_bits) {
             event.copied = self.run.seen.contains(&uuid);
-            self.uuids.push(uuid);
+            self.uuids.insert(uuid);
         }
         self.subagent(record, &mut event);
         event
@@ -414,9 +413,6 @@ impl LineMapper for Mapper<'_> {
     fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
         let record: Record<'_> = parse_object(line.text)?;
         let head = self.head(&record, line);
-        if let Some(uuid) = &record.uuid {
-            self.leaves.insert(uuid.clone().into_owned());
-        }
         let record_type = record.record_type.as_deref().unwrap_or_default();
         let mut events = match record_type {
             "user" => self.user(&head, &record, line)?,
@@ -491,7 +487,7 @@ impl LineMapper for Mapper<'_> {
         for (mut event, title, leaf) in std::mem::take(&mut self.summaries) {
             // `summary` lines title the conversation that ends at `leafUuid`, often another
             // session's (the resume picker's cache); only a leaf in this file titles this session.
-            let own = leaf.as_ref().is_some_and(|l| self.leaves.contains(l));
+            let own = leaf.as_deref().and_then(uuid_bits).is_some_and(|l| self.uuids.contains(&l));
             let data = serde_json::json!({
                 "title": title,
                 "source": if own { "summary" } else { "summary_of_other_session" },
@@ -500,7 +496,7 @@ impl LineMapper for Mapper<'_> {
             event.payload = meta(MetaType::Title, Json::from_value(&data));
             out.emit(event, 0)?;
         }
-        self.run.seen.extend(self.uuids.drain(..));
+        self.run.seen.extend(self.uuids.drain());
         Ok(())
     }
 }
