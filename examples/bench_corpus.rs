@@ -7,9 +7,12 @@
 //! layouts (`OUT/claude/projects/<key>/<session>.jsonl`, `OUT/codex/sessions/YYYY/MM/DD/
 //! rollout-….jsonl`). Each copy gets new UUIDs (every UUID in it is replaced by one derived
 //! from the seed, the copy and the original) and its times shifted by a whole number of days.
-//! Two files per agent are made large (at least 200 MB each when BYTES allows) by repeating a
-//! session's records; the rest are copies of the originals. The same seed gives the same bytes.
+//! Two files per agent are made large (at least 200 MB each when BYTES allows): one long session,
+//! made by repeating a session's records with new record ids but the same session id (and, for
+//! Codex, one `session_meta` header). The rest are copies of the originals. The same seed gives
+//! the same bytes.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -52,17 +55,51 @@ fn is_time(s: &[u8]) -> bool {
         })
 }
 
+/// The UUID starting `s`, as a number.
+fn uuid_value(s: &[u8]) -> u128 {
+    u128::from_str_radix(&String::from_utf8_lossy(&s[..36]).replace('-', ""), 16).unwrap_or(0)
+}
+
+/// The session id a Codex header line names: `session_meta` (2025-09 on) or the bare header of
+/// earlier files (`id` and `timestamp`, no `type`).
+fn codex_header(v: &serde_json::Value) -> Option<&str> {
+    match v["type"].as_str() {
+        Some("session_meta") => v["payload"]["id"].as_str(),
+        None if v.get("record_type").is_none() => v["id"].as_str().filter(|_| v.get("timestamp").is_some()),
+        _ => None,
+    }
+}
+
+/// The session ids a file's lines name (Claude's `sessionId`, Codex's headers), and the file
+/// without its Codex header lines.
+fn sessions_and_body(text: &[u8]) -> (HashSet<u128>, Vec<u8>) {
+    let mut ids = HashSet::new();
+    let mut body = Vec::with_capacity(text.len());
+    for line in text.split_inclusive(|b| *b == b'\n') {
+        let v = serde_json::from_slice::<serde_json::Value>(line).unwrap_or_default();
+        let header = codex_header(&v);
+        if let Some(id) = header.or(v["sessionId"].as_str()).filter(|id| is_uuid(id.as_bytes())) {
+            ids.insert(uuid_value(id.as_bytes()));
+        }
+        if header.is_none() {
+            body.extend_from_slice(line);
+        }
+    }
+    (ids, body)
+}
+
 /// A copy of `text` with every UUID replaced (consistently within the copy) and every time
-/// moved by `days`.
-fn rewrite(text: &[u8], salt: u64, days: i64) -> Vec<u8> {
+/// moved by `days`. UUIDs in `sessions` are replaced by ones derived from `session_salt`, so
+/// that repeats of a file can keep one session id.
+fn rewrite(text: &[u8], salt: u64, session_salt: u64, sessions: &HashSet<u128>, days: i64) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
         let rest = &text[i..];
         let boundary = i == 0 || !is_hex(text[i - 1]);
         if boundary && is_uuid(rest) {
-            let original =
-                u128::from_str_radix(&String::from_utf8_lossy(&rest[..36]).replace('-', ""), 16).unwrap_or(0);
+            let original = uuid_value(rest);
+            let salt = if sessions.contains(&original) { session_salt } else { salt };
             let mut h = Rng(salt ^ (original as u64) ^ ((original >> 64) as u64));
             let id = (u128::from(h.next()) << 64 | u128::from(h.next())) & !(0xF << 76) | (0x4 << 76);
             let hex = format!("{id:032x}");
@@ -152,15 +189,16 @@ fn main() {
                 let mut parts = Vec::new();
                 let mut size = 0;
                 let mut k = 0;
+                let (sessions, repeat) = sessions_and_body(text);
                 while size < large {
-                    let part = rewrite(text, salt ^ k, days);
+                    let part = rewrite(if k == 0 { text } else { &repeat }, salt ^ k, salt, &sessions, days);
                     size += part.len() as u64;
                     parts.push(part);
                     k += 1;
                 }
                 parts
             } else {
-                vec![rewrite(text, salt, days)]
+                vec![rewrite(text, salt, salt, &HashSet::new(), days)]
             };
             let id = format!("{:016x}{:016x}", Rng(salt).next(), Rng(salt ^ 1).next());
             let id = format!("{}-{}-4{}-8{}-{}", &id[..8], &id[8..12], &id[13..16], &id[17..20], &id[20..32]);
