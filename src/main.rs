@@ -2,6 +2,11 @@
 
 mod cli;
 
+/// mimalloc: the conversion allocates and frees many small strings per line, which glibc's
+/// allocator serves at about half the speed.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     cli::main()
 }

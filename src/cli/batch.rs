@@ -5,6 +5,9 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::path::Path;
+use std::sync::mpsc::{self, SyncSender};
+use std::sync::{Condvar, Mutex};
+use std::thread;
 
 use agentlog::model::Event;
 use agentlog::read::{self, Input, ReadReport, Reader, Shared};
@@ -15,13 +18,6 @@ use super::inputs::InputSpec;
 
 /// Lines looked at to tell a file's format.
 const SNIFF_LINES: usize = 8;
-
-/// Input bytes converted in parallel before their events are written; bounds memory, since the
-/// events of a window are held until it is written.
-const WINDOW_BYTES: u64 = 32 << 20;
-
-/// Groups bigger than this are converted on the writing thread, streaming, never held.
-const STREAM_BYTES: u64 = 16 << 20;
 
 /// One input with what is known of it before reading.
 #[derive(Clone)]
@@ -43,12 +39,6 @@ pub struct Group {
     pub items: Vec<Item>,
     /// What the group is keyed on, for sharding.
     pub key: String,
-}
-
-impl Group {
-    fn bytes(&self) -> u64 {
-        self.items.iter().map(|i| i.size).sum()
-    }
 }
 
 /// An opened input and the reader for it.
@@ -187,8 +177,6 @@ pub struct Outcome {
     pub name: String,
     /// Its report, or why it could not be read.
     pub result: Result<ReadReport, CliError>,
-    /// Its events, when they were held (parallel windows); empty when streamed.
-    pub events: Vec<Event>,
 }
 
 /// Where events go while a group is read.
@@ -233,89 +221,160 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
             return Err(e);
         }
         let result = result.map_err(|source| CliError::Unreadable { path: name.to_owned(), source });
-        dest.end(Outcome { name: name.to_owned(), result, events: Vec::new() })?;
+        dest.end(Outcome { name: name.to_owned(), result })?;
     }
     Ok(())
 }
 
 fn failed(name: &str, error: CliError) -> Outcome {
-    Outcome { name: name.to_owned(), result: Err(error), events: Vec::new() }
+    Outcome { name: name.to_owned(), result: Err(error) }
 }
 
-/// Holds a group's events and outcomes, to be written later in order.
-#[derive(Default)]
-struct Held {
-    outcomes: Vec<Outcome>,
-    events: Vec<Event>,
+/// What a reading thread sends the writing thread, in order.
+enum Message {
+    Begin(String),
+    Events(Vec<Event>),
+    End(Outcome),
 }
 
-impl Destination for Held {
-    fn begin(&mut self, _name: &str) -> io::Result<()> {
-        Ok(())
+/// Events sent to the writing thread at a time.
+const CHUNK_EVENTS: usize = 256;
+
+/// Messages a group's reading thread may run ahead of the writer; bounds memory.
+const MESSAGES_AHEAD: usize = 16;
+
+/// Forwards a group's events to the writing thread in chunks.
+struct Forward {
+    to: SyncSender<Message>,
+    chunk: Vec<Event>,
+}
+
+impl Forward {
+    fn send(&self, message: Message) -> io::Result<()> {
+        self.to.send(message).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the writer stopped"))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_EVENTS));
+        self.send(Message::Events(chunk))
+    }
+}
+
+impl Destination for Forward {
+    fn begin(&mut self, name: &str) -> io::Result<()> {
+        self.send(Message::Begin(name.to_owned()))
     }
 
     fn event(&mut self, event: Event) -> io::Result<()> {
-        self.events.push(event);
+        self.chunk.push(event);
+        if self.chunk.len() >= CHUNK_EVENTS {
+            self.flush()?;
+        }
         Ok(())
     }
 
-    fn end(&mut self, mut outcome: Outcome) -> io::Result<()> {
-        outcome.events = std::mem::take(&mut self.events);
-        self.outcomes.push(outcome);
-        Ok(())
+    fn end(&mut self, outcome: Outcome) -> io::Result<()> {
+        self.flush()?;
+        self.send(Message::End(outcome))
     }
 }
 
-/// Runs every group into `dest` in group order, converting windows of small groups in parallel
-/// on the current rayon pool (largest first) and streaming large groups.
+/// Groups a reading thread may start beyond the one being written; bounds memory together
+/// with [`MESSAGES_AHEAD`].
+const GROUPS_AHEAD: usize = 4;
+
+/// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] per reader beyond
+/// the group being written.
+struct Claims {
+    state: Mutex<ClaimState>,
+    changed: Condvar,
+    ahead: usize,
+}
+
+struct ClaimState {
+    next: usize,
+    writing: usize,
+    stopped: bool,
+}
+
+impl Claims {
+    fn new(readers: usize) -> Self {
+        let state = ClaimState { next: 0, writing: 0, stopped: false };
+        Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: GROUPS_AHEAD * readers }
+    }
+
+    /// The next group to read, once it is near enough the writer; `None` once stopped.
+    fn claim(&self) -> Option<usize> {
+        let mut state = self.state.lock().ok()?;
+        loop {
+            if state.stopped {
+                return None;
+            }
+            if state.next <= state.writing + self.ahead {
+                state.next += 1;
+                return Some(state.next - 1);
+            }
+            state = self.changed.wait(state).ok()?;
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut ClaimState)) {
+        if let Ok(mut state) = self.state.lock() {
+            change(&mut state);
+            self.changed.notify_all();
+        }
+    }
+}
+
+/// Runs every group into `dest` in group order. With more than one reader, `readers` threads
+/// read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
+/// thread writes, so that parsing and writing overlap and memory stays bounded.
 ///
 /// # Errors
-/// When `dest` fails.
-pub fn run(groups: &[Group], dest: &mut dyn Destination, parallel: bool) -> io::Result<()> {
-    let mut start = 0;
-    while start < groups.len() {
-        // A window: consecutive small groups up to WINDOW_BYTES, or one large group.
-        let mut end = start;
-        let mut bytes = 0;
-        while end < groups.len()
-            && parallel
-            && groups[end].bytes() <= STREAM_BYTES
-            && bytes + groups[end].bytes() <= WINDOW_BYTES.max(1)
-        {
-            bytes += groups[end].bytes();
-            end += 1;
-        }
-        if end == start {
-            read_group(&groups[start], dest)?;
-            start += 1;
-            continue;
-        }
-        let window = &groups[start..end];
-        let mut order: Vec<usize> = (0..window.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(window[i].bytes()));
-        let mut held: Vec<(usize, Held)> = order
-            .into_par_iter()
-            .map(|i| {
-                let mut h = Held::default();
-                read_group(&window[i], &mut h).expect("holding events in memory does not fail");
-                (i, h)
-            })
-            .collect();
-        held.sort_by_key(|(i, _)| *i);
-        for (_, h) in held {
-            for mut outcome in h.outcomes {
-                if outcome.result.is_ok() || !outcome.events.is_empty() {
-                    dest.begin(&outcome.name)?;
-                }
-                for event in std::mem::take(&mut outcome.events) {
-                    dest.event(event)?;
-                }
-                dest.end(outcome)?;
-            }
-        }
-        start = end;
+/// When `dest` fails; the readers then stop.
+pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize) -> io::Result<()> {
+    if readers <= 1 {
+        return groups.iter().try_for_each(|group| read_group(group, dest));
     }
-    Ok(())
+    let (senders, receivers): (Vec<_>, Vec<_>) = groups
+        .iter()
+        .map(|_| {
+            let (to, from) = mpsc::sync_channel(MESSAGES_AHEAD);
+            (Some(to), from)
+        })
+        .unzip();
+    let senders = Mutex::new(senders);
+    let claims = Claims::new(readers);
+    thread::scope(|scope| {
+        for _ in 0..readers.min(groups.len()) {
+            let reader = thread::Builder::new().name("agentlog-read".into());
+            reader.spawn_scoped(scope, || {
+                while let Some(i) = claims.claim() {
+                    let Some(to) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
+                        break; // every group is claimed
+                    };
+                    if read_group(&groups[i], &mut Forward { to, chunk: Vec::with_capacity(CHUNK_EVENTS) }).is_err() {
+                        break; // the writer stopped
+                    }
+                }
+            })?;
+        }
+        let written = receivers.iter().enumerate().try_for_each(|(i, messages)| {
+            claims.update(|s| s.writing = i);
+            messages.iter().try_for_each(|message| match message {
+                Message::Begin(name) => dest.begin(&name),
+                Message::Events(events) => events.into_iter().try_for_each(|event| dest.event(event)),
+                Message::End(outcome) => dest.end(outcome),
+            })
+        });
+        // Stopping the claims and dropping the receivers stops the readers, also on error.
+        claims.update(|s| s.stopped = true);
+        drop(receivers);
+        written
+    })
 }
 
 /// The session id and agent version an input's first lines name, for listing; `-` when they do

@@ -168,7 +168,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         progress: &progress,
         report: plan.report.as_ref().map(|_| Vec::new()),
     };
-    let mut result = batch::run(&groups, &mut dest, plan.jobs > 1);
+    let mut result = batch::run(&groups, &mut dest, plan.jobs);
     let ToSink { mut totals, sessions, report, .. } = dest;
     totals.sessions = sessions.len() as u64;
     if result.is_ok() {
