@@ -26,14 +26,14 @@ impl Json {
 
     /// Keeps an already parsed raw value, compacting it when it spans several lines.
     pub fn from_raw(raw: &RawValue) -> Self {
-        let text = raw.get().trim();
         // A raw newline byte can only be insignificant whitespace: newlines inside JSON strings
         // are always escaped. Such text (pretty-printed sources) is re-serialised compactly.
-        if has_line_break(text) {
-            let value: serde_json::Value = serde_json::from_str(text).expect("a RawValue is valid JSON");
+        if has_line_break(raw.get()) {
+            let value: serde_json::Value = serde_json::from_str(raw.get()).expect("a RawValue is valid JSON");
             return Self::from_value(&value);
         }
-        Json(RawValue::from_string(text.to_owned()).expect("a RawValue is valid JSON"))
+        // Parsed raw values hold no surrounding whitespace, and copying one does not re-parse it.
+        Json(raw.to_owned())
     }
 
     /// Serialises any value into a [`Json`].
@@ -112,6 +112,12 @@ mod tests {
     fn pretty_printed_source_is_compacted_to_one_line() {
         let json = Json::parse("{\n  \"a\": [1,\n 2]\n}").unwrap();
         assert_eq!(json.get(), r#"{"a":[1,2]}"#);
+    }
+
+    #[test]
+    fn surrounding_whitespace_is_not_kept() {
+        assert_eq!(Json::parse(" \t{\"a\": 1} \t").unwrap().get(), r#"{"a": 1}"#);
+        assert_eq!(Json::parse(" [1,\n2] ").unwrap().get(), "[1,2]");
     }
 
     #[test]

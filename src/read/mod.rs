@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 mod diagnostic;
 pub mod interchange;
+mod object;
 pub mod unified;
 
 use std::any::Any;
@@ -18,6 +19,7 @@ use std::io::{self, BufRead};
 use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
 
 pub use diagnostic::{InputDiagnostic, Problem};
+pub(crate) use object::Object;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
 pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];
@@ -308,28 +310,6 @@ pub(crate) fn parse_object<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Resu
         }
         Err(e) => Err(e.into()),
     }
-}
-
-/// The fields of the JSON object `text` whose keys are not in `carried`, sorted by key, with
-/// `nested` objects reduced the same way and kept under their key; `None` when nothing is left.
-///
-/// Readers put this in [`Event::extra`] so that fields no event field carries survive.
-pub(crate) fn leftovers(text: &str, carried: &[&str], nested: &[(&str, &[&str])]) -> Option<crate::model::Json> {
-    use serde_json::value::RawValue;
-    use std::borrow::Cow;
-    use std::collections::BTreeMap;
-    let fields: BTreeMap<Cow<'_, str>, &RawValue> = serde_json::from_str(text).ok()?;
-    let mut rest: BTreeMap<&str, crate::model::Json> = BTreeMap::new();
-    for (key, value) in &fields {
-        if let Some((_, inner)) = nested.iter().find(|(k, _)| *k == key.as_ref()) {
-            if let Some(left) = leftovers(value.get(), inner, &[]) {
-                rest.insert(key, left);
-            }
-        } else if !carried.contains(&key.as_ref()) {
-            rest.insert(key, crate::model::Json::from_raw(value));
-        }
-    }
-    (!rest.is_empty()).then(|| crate::model::Json::from_value(&rest))
 }
 
 /// Names a JSON value's type for messages ("an array", "a string", …).

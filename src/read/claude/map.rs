@@ -17,7 +17,7 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, leftovers, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineError, LineMapper, Object, Problem, file_stem, parse_time};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -53,6 +53,21 @@ const CARRIED_MESSAGE: [&str; 5] = ["role", "content", "id", "model", "usage"];
 /// source records without an id: the call is named after its record's uuid, and the output's
 /// parent is that record.
 const USER_SHELL: &str = "user-shell:";
+
+/// A `user` or `assistant` line: its record, and its `message` read as an object.
+struct ChatLine<'o, 'a> {
+    record: &'o Record<'a>,
+    message: Option<&'o Result<Object<'a>, serde_json::Error>>,
+    line: Line<'a>,
+}
+
+impl<'a> ChatLine<'_, 'a> {
+    /// The message's fields, if the record has a message.
+    fn message(&self) -> Result<Option<RawMessage<'a>>, LineError> {
+        let Some(message) = self.message else { return Ok(None) };
+        Ok(Some(message.as_ref().map_err(|e| LineError::Input(Problem::from_json(e)))?.get()?))
+    }
+}
 
 /// Maps the lines of one Claude Code file.
 pub struct Mapper<'s> {
@@ -197,14 +212,14 @@ impl<'s> Mapper<'s> {
         }
     }
 
-    fn user(&mut self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Vec<Event>, LineError> {
+    fn user(&mut self, head: &Event, chat: &ChatLine<'_, '_>) -> Result<Vec<Event>, LineError> {
+        let (record, line) = (chat.record, chat.line);
         if record.is_compact_summary {
             // The summary that replaces the history after compaction: not something the user said.
             return Ok(vec![with(head, meta(MetaType::Compaction, Json::parse(line.text)?))]);
         }
-        let message: RawMessage<'_> = match record.message {
-            Some(m) => serde_json::from_str(m.get())?,
-            None => return Ok(vec![with(head, unknown(Json::parse(line.text)?))]),
+        let Some(message) = chat.message()? else {
+            return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
         };
         let injected = record.is_meta || record.source_tool_use_id.is_some();
         let mut turn = UserTurn::default();
@@ -244,11 +259,11 @@ impl<'s> Mapper<'s> {
         Ok(events)
     }
 
-    fn assistant(&mut self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Vec<Event>, LineError> {
-        let Some(message) = record.message else {
+    fn assistant(&mut self, head: &Event, chat: &ChatLine<'_, '_>) -> Result<Vec<Event>, LineError> {
+        let (record, line) = (chat.record, chat.line);
+        let Some(message) = chat.message()? else {
             return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
         };
-        let message: RawMessage<'_> = serde_json::from_str(message.get())?;
         let mut head = head.clone();
         head.response_id = message.id.as_deref().map(str::to_owned);
         head.context.model = message.model.as_deref().map(str::to_owned);
@@ -411,12 +426,14 @@ impl<'s> Mapper<'s> {
 
 impl LineMapper for Mapper<'_> {
     fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
-        let record: Record<'_> = parse_object(line.text)?;
+        let object = Object::parse(line.text)?;
+        let record: Record<'_> = object.get()?;
         let head = self.head(&record, line);
         let record_type = record.record_type.as_deref().unwrap_or_default();
+        let message = record.message.filter(|_| matches!(record_type, "user" | "assistant")).map(Object::from_raw);
         let mut events = match record_type {
-            "user" => self.user(&head, &record, line)?,
-            "assistant" => self.assistant(&head, &record, line)?,
+            "user" => self.user(&head, &ChatLine { record: &record, message: message.as_ref(), line })?,
+            "assistant" => self.assistant(&head, &ChatLine { record: &record, message: message.as_ref(), line })?,
             "system" => vec![self.system(&head, &record, line)?],
             "summary" => {
                 let title = record.summary.as_deref().unwrap_or_default().to_owned();
@@ -464,7 +481,9 @@ impl LineMapper for Mapper<'_> {
             && let Some(first) = events.first_mut()
         {
             // Fields no event field carries go with the record's first event.
-            first.extra = leftovers(line.text, &CARRIED, &[("message", &CARRIED_MESSAGE)]);
+            let message =
+                message.as_ref().and_then(|m| m.as_ref().ok()).and_then(|m| m.leftovers(&CARRIED_MESSAGE, None));
+            first.extra = object.leftovers(&CARRIED, Some(("message", message)));
         }
         for (slot, event) in events.into_iter().enumerate() {
             out.emit(event, slot as u32)?;

@@ -22,7 +22,7 @@ use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, Toke
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, file_stem, leftovers, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineError, LineMapper, Object, file_stem, parse_object, parse_time};
 
 /// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
 const INJECTED_PREFIXES: [&str; 15] = [
@@ -367,7 +367,8 @@ impl Mapper {
     }
 
     fn item_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
-        let mut step = self.item_step_inner(line, ts, raw)?;
+        let object = Object::from_raw(raw)?;
+        let mut step = self.item_step_inner(line, ts, raw, object.get()?)?;
         // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
         // item's first event; meta events hold the whole item already.
         const CARRIED: [&str; 11] = [
@@ -386,13 +387,18 @@ impl Mapper {
         if let Some(first) = step.first_event_mut()
             && first.kind() != crate::model::Kind::Meta
         {
-            first.extra = leftovers(raw.get(), &CARRIED, &[]);
+            first.extra = object.leftovers(&CARRIED, None);
         }
         Ok(step)
     }
 
-    fn item_step_inner(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
-        let item: Item<'_> = serde_json::from_str(raw.get())?;
+    fn item_step_inner(
+        &mut self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        raw: &RawValue,
+        item: Item<'_>,
+    ) -> Result<Step, LineError> {
         let record_type = if ts.is_some() || self.envelope {
             format!("response_item/{}", item.item_type)
         } else {
@@ -479,7 +485,8 @@ impl Mapper {
     }
 
     fn event_msg_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
-        let msg: EventMsg<'_> = serde_json::from_str(raw.get())?;
+        let object = Object::from_raw(raw)?;
+        let msg: EventMsg<'_> = object.get()?;
         let record_type = format!("event_msg/{}", msg.event_type);
         let data = || Json::from_raw(raw);
         let meta_type = match msg.event_type.as_ref() {
@@ -490,7 +497,7 @@ impl Mapper {
                     self.event(line, ts, &record_type, Payload::Message(Message::from_parts(Role::User, parts)));
                 let kind_injected = msg.kind.as_deref().is_some_and(|k| k != "plain");
                 event.injected = kind_injected || is_injected_text(msg.message.as_deref().unwrap_or_default());
-                event.extra = leftovers(raw.get(), &["type", "message", "images"], &[]);
+                event.extra = object.leftovers(&["type", "message", "images"], None);
                 return Ok(Step::UserMessage(event));
             }
             "agent_message" => {
@@ -498,7 +505,7 @@ impl Mapper {
                 let mut message = Message::from_parts(Role::Assistant, vec![Part::Text { text }]);
                 message.phase = msg.phase.map(|p| p.into_owned());
                 let mut event = self.event(line, ts, &record_type, Payload::Message(message));
-                event.extra = leftovers(raw.get(), &["type", "message", "phase"], &[]);
+                event.extra = object.leftovers(&["type", "message", "phase"], None);
                 return Ok(Step::AgentMessage(event));
             }
             "agent_reasoning" | "agent_reasoning_raw_content" => {

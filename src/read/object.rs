@@ -1,0 +1,172 @@
+//! [`Object`]: a JSON object's fields with their values left unparsed, read in one pass, so a
+//! reader can take the fields it knows and keep the rest without reading the text again.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::value::MapDeserializer;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use super::{LineError, parse_object};
+use crate::model::Json;
+
+/// The fields of one JSON object, in source order, each value as its raw text.
+#[derive(Debug)]
+pub(crate) struct Object<'a> {
+    /// The object's text.
+    text: &'a str,
+    fields: Vec<(Cow<'a, str>, &'a RawValue)>,
+}
+
+/// A JSON object's fields, as [`Object`] keeps them.
+struct FieldList<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Object<'a> {
+    /// Reads a line holding one JSON object.
+    ///
+    /// # Errors
+    /// As [`parse_object`]: invalid JSON, or another kind of JSON value.
+    pub fn parse(text: &'a str) -> Result<Self, LineError> {
+        let FieldList(fields) = parse_object(text)?;
+        Ok(Object { text, fields })
+    }
+
+    /// Reads one JSON object from a raw value (a nested object).
+    ///
+    /// # Errors
+    /// When the value is not an object.
+    pub fn from_raw(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
+        let FieldList(fields) = serde_json::from_str(raw.get())?;
+        Ok(Object { text: raw.get(), fields })
+    }
+
+    /// Deserialises `T`, a struct, from the fields it names; other fields are not looked at.
+    ///
+    /// # Errors
+    /// When a named field has the wrong shape; the error's position is within the object's text.
+    pub fn get<T: Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
+        // On an error, the text is read again for an error that points into it.
+        T::deserialize(Fields(self)).or_else(|_| serde_json::from_str(self.text))
+    }
+
+    /// The fields whose keys are not in `carried`, sorted by key, with `nested` (a field and
+    /// its object's reduction) put under its key when anything is left of it; `None` when
+    /// nothing is left. Readers put this in `Event::extra` so that fields no event carries
+    /// survive. A repeated key keeps its last value.
+    pub fn leftovers(&self, carried: &[&str], nested: Option<(&str, Option<Json>)>) -> Option<Json> {
+        let mut rest: BTreeMap<&str, Json> = BTreeMap::new();
+        for (key, value) in &self.fields {
+            if nested.as_ref().is_some_and(|(k, _)| k == key) {
+                continue;
+            }
+            if !carried.contains(&key.as_ref()) {
+                rest.insert(key, Json::from_raw(value));
+            }
+        }
+        if let Some((key, Some(left))) = nested {
+            rest.insert(key, left);
+        }
+        (!rest.is_empty()).then(|| Json::from_value(&rest))
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldList<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        /// A key, borrowed from the text unless it holds escapes.
+        #[derive(Deserialize)]
+        struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+        struct ObjectVisitor;
+
+        impl<'de> Visitor<'de> for ObjectVisitor {
+            type Value = FieldList<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<FieldList<'de>, A::Error> {
+                let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(Key(key)) = map.next_key()? {
+                    fields.push((key, map.next_value()?));
+                }
+                Ok(FieldList(fields))
+            }
+        }
+
+        deserializer.deserialize_map(ObjectVisitor)
+    }
+}
+
+/// Deserialises a struct from an [`Object`], handing it only the fields it declares.
+struct Fields<'o, 'a>(&'o Object<'a>);
+
+impl<'de> Deserializer<'de> for Fields<'_, 'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        let fields = self.0.fields.iter().map(|(k, v)| (k.as_ref(), *v));
+        visitor.visit_map(MapDeserializer::new(fields))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        names: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        let fields = self.0.fields.iter().filter(|(k, _)| names.contains(&k.as_ref())).map(|(k, v)| (k.as_ref(), *v));
+        visitor.visit_map(MapDeserializer::new(fields))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf option unit unit_struct newtype_struct seq tuple
+        tuple_struct map enum identifier ignored_any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Known<'a> {
+        #[serde(rename = "type", borrow)]
+        kind: Cow<'a, str>,
+        n: Option<u64>,
+    }
+
+    #[test]
+    fn a_struct_takes_its_fields_and_the_rest_are_left_over() {
+        let text = r#"{"type":"user","z":[1, 2],"n":3,"a":{"b":"c"}}"#;
+        let object = Object::parse(text).unwrap();
+        let known: Known<'_> = object.get().unwrap();
+        assert_eq!((known.kind.as_ref(), known.n), ("user", Some(3)));
+        assert!(matches!(known.kind, Cow::Borrowed(_)), "the string is borrowed from the line");
+        let left = object.leftovers(&["type", "n"], None).unwrap();
+        assert_eq!(left.get(), r#"{"a":{"b":"c"},"z":[1, 2]}"#);
+    }
+
+    #[test]
+    fn a_nested_reduction_goes_under_its_key_and_empty_ones_vanish() {
+        let object = Object::parse(r#"{"message":{"id":1},"k":true}"#).unwrap();
+        let inner = Object::parse(r#"{"id":1}"#).unwrap();
+        assert_eq!(inner.leftovers(&["id"], None), None);
+        let left = object.leftovers(&[], Some(("message", inner.leftovers(&["id"], None))));
+        assert_eq!(left.unwrap().get(), r#"{"k":true}"#);
+        let left = object.leftovers(&[], Some(("message", inner.leftovers(&[], None))));
+        assert_eq!(left.unwrap().get(), r#"{"k":true,"message":{"id":1}}"#);
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_shape_is_an_error_that_points_into_the_text() {
+        let object = Object::parse(r#"{"n":1, "type":5}"#).unwrap();
+        let error = object.get::<Known<'_>>().err().unwrap();
+        assert_eq!((error.line(), error.column()), (1, 16));
+        assert!(Object::parse("[1]").is_err());
+    }
+}
