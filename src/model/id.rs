@@ -28,9 +28,13 @@ pub const USAGE_SLOT: u32 = u32::MAX;
 impl EventKey<'_> {
     /// The event id: a UUIDv5 over the key's fields, rendered as lower-case hyphenated text.
     pub fn id(&self) -> String {
-        let name =
-            format!("{}\n{}\n{}\n{}\n{}", self.agent.as_str(), self.session_id, self.file_name, self.line, self.slot);
-        Uuid::new_v5(&NAMESPACE, name.as_bytes()).to_string()
+        use std::io::Write as _;
+        let mut name = Vec::with_capacity(64 + self.session_id.len() + self.file_name.len());
+        let agent = self.agent.as_str();
+        write!(name, "{agent}\n{}\n{}\n{}\n{}", self.session_id, self.file_name, self.line, self.slot)
+            .expect("writing to a Vec cannot fail");
+        let mut text = [0; uuid::fmt::Hyphenated::LENGTH];
+        Uuid::new_v5(&NAMESPACE, &name).hyphenated().encode_lower(&mut text).to_owned()
     }
 }
 

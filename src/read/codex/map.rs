@@ -873,20 +873,18 @@ fn join<'a>(parts: impl Iterator<Item = &'a ContentItem<'a>>) -> String {
 
 /// Records on `item` that `twin` (its copy on the other channel) was folded into it.
 fn merge_twin(item: &mut Event, twin: &Event) {
-    if let Some(extra) = &twin.extra {
-        for (key, value) in extra.to_value().as_object().into_iter().flatten() {
-            add_extra(item, key, Json::from_value(value));
+    type Fields = serde_json::Map<String, serde_json::Value>;
+    let fields = |extra: &Option<Json>| extra.as_ref().and_then(|e| serde_json::from_str::<Fields>(e.get()).ok());
+    let mut extra = fields(&item.extra).unwrap_or_default();
+    extra.extend(fields(&twin.extra).unwrap_or_default());
+    let entry = serde_json::json!({ "line": twin.source.line, "record_type": twin.source.record_type });
+    match extra.get_mut("merged_lines") {
+        Some(serde_json::Value::Array(lines)) => lines.push(entry),
+        _ => {
+            extra.insert("merged_lines".to_owned(), serde_json::Value::Array(vec![entry]));
         }
     }
-    let entry = serde_json::json!({ "line": twin.source.line, "record_type": twin.source.record_type });
-    let mut lines = item
-        .extra
-        .as_ref()
-        .and_then(|e| e.to_value().get("merged_lines").cloned())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
-    lines.push(entry);
-    add_extra(item, "merged_lines", Json::from_value(&lines));
+    item.extra = Some(Json::from_value(&extra));
 }
 
 /// Sets `key` in the event's `extra` object.
