@@ -60,6 +60,7 @@ struct ToSink<'a, 'w> {
     reporter: &'a Reporter,
     totals: Totals,
     sessions: std::collections::HashSet<(agentlog::model::Agent, String)>,
+    last_session: Option<(agentlog::model::Agent, String)>,
     sizes: std::collections::HashMap<String, u64>,
     progress: &'a ProgressBar,
     report: Option<Vec<serde_json::Value>>,
@@ -71,8 +72,11 @@ impl Destination for ToSink<'_, '_> {
     }
 
     fn event(&mut self, event: Event) -> io::Result<()> {
-        if !self.sessions.contains(&(event.agent, event.session_id.clone())) {
-            self.sessions.insert((event.agent, event.session_id.clone()));
+        // Events come in runs of one session: the set is looked at only when the session changes.
+        if self.last_session.as_ref().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {
+            let key = (event.agent, event.session_id.clone());
+            self.sessions.insert(key.clone());
+            self.last_session = Some(key);
         }
         self.sink.event(&event)
     }
@@ -119,7 +123,8 @@ impl Destination for ToSink<'_, '_> {
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let started = Instant::now();
-    // The process's one pool: planning and reading both run on it. A second call keeps the first.
+    // The process's one pool, for telling the inputs' formats; reading runs on threads of its
+    // own (`batch::run`). A second call keeps the first.
     let _ = rayon::ThreadPoolBuilder::new().num_threads(plan.jobs).build_global();
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
@@ -164,6 +169,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         reporter,
         totals: Totals { failed: failed_to_plan, ..Totals::default() },
         sessions: Default::default(),
+        last_session: None,
         sizes,
         progress: &progress,
         report: plan.report.as_ref().map(|_| Vec::new()),

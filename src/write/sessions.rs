@@ -10,7 +10,8 @@ use crate::model::{Agent, Diagnostic, Event, SessionSummary, SessionTally};
 /// calls), not with the number of events.
 #[derive(Debug, Default)]
 pub struct Sessions {
-    tallies: BTreeMap<(Agent, String), SessionTally>,
+    /// By agent, then session id: looked up with the event's `&str` id, never a copy of it.
+    tallies: BTreeMap<Agent, BTreeMap<String, SessionTally>>,
     /// The session the current source's lines and problems are counted in: its first one.
     current: Option<(Agent, String)>,
 }
@@ -23,14 +24,22 @@ impl Sessions {
 
     /// Takes one event into its session's summary.
     pub fn observe(&mut self, event: &Event) {
-        let key = (event.agent, event.session_id.clone());
-        self.current.get_or_insert_with(|| key.clone());
-        self.tallies.entry(key).or_insert_with(|| SessionTally::new(event.agent, &event.session_id)).observe(event);
+        self.current.get_or_insert_with(|| (event.agent, event.session_id.clone()));
+        let sessions = self.tallies.entry(event.agent).or_default();
+        match sessions.get_mut(event.session_id.as_str()) {
+            Some(tally) => tally.observe(event),
+            None => {
+                let mut tally = SessionTally::new(event.agent, &event.session_id);
+                tally.observe(event);
+                sessions.insert(event.session_id.clone(), tally);
+            }
+        }
     }
 
     /// Counts a finished source's lines and problems in its first session.
     pub fn end_source(&mut self, lines: u64, diagnostics: &[Diagnostic]) {
-        if let Some(tally) = self.current.as_ref().and_then(|key| self.tallies.get_mut(key)) {
+        let current = self.current.as_ref();
+        if let Some(tally) = current.and_then(|(agent, id)| self.tallies.get_mut(agent)?.get_mut(id)) {
             tally.add_lines(lines, diagnostics);
         }
     }
@@ -42,6 +51,6 @@ impl Sessions {
 
     /// The summaries, by agent and session id.
     pub fn finish(self) -> Vec<SessionSummary> {
-        self.tallies.into_values().map(SessionTally::finish).collect()
+        self.tallies.into_values().flat_map(BTreeMap::into_values).map(SessionTally::finish).collect()
     }
 }

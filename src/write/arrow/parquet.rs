@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use chrono::NaiveDate;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
@@ -183,7 +184,10 @@ struct Partitioned {
     next_part: HashMap<String, u32>,
     sessions: Sessions,
     /// Last known date per session, for events the source gives no time (old Codex files).
-    last_date: HashMap<(Agent, String), String>,
+    last_date: HashMap<(Agent, String), NaiveDate>,
+    /// The last event's agent, session, partition date and directory: events come in runs of one
+    /// session and day, which then need no lookup.
+    last: Option<(Agent, String, Option<NaiveDate>, String)>,
 }
 
 impl Partitioned {
@@ -197,6 +201,7 @@ impl Partitioned {
             next_part: HashMap::new(),
             sessions: Sessions::default(),
             last_date: HashMap::new(),
+            last: None,
         }
     }
 
@@ -206,16 +211,26 @@ impl Partitioned {
 
     /// The partition directory of an event, relative to the table: `agent=codex/date=2026-02-23`.
     fn partition(&mut self, event: &Event) -> String {
+        let date = event.timestamp.map(|t| t.date_naive());
+        if let Some((agent, session, last_date, dir)) = &self.last
+            && *agent == event.agent
+            && *session == event.session_id
+            && (date.is_none() || date == *last_date)
+        {
+            return dir.clone();
+        }
         let key = (event.agent, event.session_id.clone());
-        let date = match event.timestamp {
-            Some(t) => {
-                let date = t.format("%Y-%m-%d").to_string();
-                self.last_date.insert(key, date.clone());
-                date
+        let date = match date {
+            Some(date) => {
+                self.last_date.insert(key.clone(), date);
+                Some(date)
             }
-            None => self.last_date.get(&key).cloned().unwrap_or_else(|| NULL_PARTITION.to_owned()),
+            None => self.last_date.get(&key).copied(),
         };
-        self.path_of(event.agent, &date)
+        let text = date.map_or_else(|| NULL_PARTITION.to_owned(), |d| d.format("%Y-%m-%d").to_string());
+        let dir = self.path_of(event.agent, &text);
+        self.last = Some((key.0, key.1, date, dir.clone()));
+        dir
     }
 
     fn path_of(&self, agent: Agent, date: &str) -> String {

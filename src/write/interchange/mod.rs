@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -188,14 +188,22 @@ impl Document<'_> {
             Json::from_value(SCHEMA_VERSION),
             Json::from_value(header)
         )?;
+        // A session's events mostly sit one after another in the spool: it is read through a
+        // buffer and sought only where they do not.
+        let mut spool = BufReader::with_capacity(256 * 1024, spool);
+        spool.seek(SeekFrom::Start(0))?;
+        let mut position = 0;
         let mut event = Vec::new();
         for (i, (key, summary)) in keys.iter().zip(&sessions).enumerate() {
             out.write_all(if i == 0 { b"\n" } else { b",\n" })?;
             write!(out, "{{\"session\":{},\"events\":[", Json::from_value(summary))?;
             for (j, &(offset, len)) in self.events[key].iter().enumerate() {
                 event.resize(len as usize, 0);
-                spool.seek(SeekFrom::Start(offset))?;
+                if offset != position {
+                    spool.seek(SeekFrom::Start(offset))?;
+                }
                 spool.read_exact(&mut event)?;
+                position = offset + u64::from(len);
                 out.write_all(if j == 0 { b"\n" } else { b",\n" })?;
                 out.write_all(&event)?;
             }
