@@ -186,13 +186,12 @@ impl Validator {
     pub fn event_violations(&self, event: &Value) -> Vec<Violation> {
         let mut found = Vec::new();
         for e in self.event.iter_errors(event) {
-            let keyword = keyword(&e);
-            if keyword == "oneOf" && e.instance_path().as_str().is_empty() {
+            if keyword(&e) == "oneOf" && e.instance_path().as_str().is_empty() {
                 // The kind/payload pair: say which of the two is wrong.
                 found.extend(self.payload_violations(event));
                 continue;
             }
-            found.push(Violation { pointer: e.instance_path().as_str().to_owned(), keyword, reason: e.to_string() });
+            found.push(violation("", &e));
         }
         found
     }
@@ -215,27 +214,13 @@ impl Validator {
                 reason: "\"payload\" is a required property".into(),
             }];
         };
-        validator
-            .iter_errors(payload)
-            .map(|e| Violation {
-                pointer: format!("/payload{}", e.instance_path().as_str()),
-                keyword: keyword(&e),
-                reason: e.to_string(),
-            })
-            .collect()
+        validator.iter_errors(payload).map(|e| violation("/payload", &e)).collect()
     }
 
     /// The ways an interchange document, with its `events` arrays emptied, breaks the
     /// interchange schema.
     pub fn document_violations(&self, skeleton: &Value) -> Vec<Violation> {
-        self.document
-            .iter_errors(skeleton)
-            .map(|e| Violation {
-                pointer: e.instance_path().as_str().to_owned(),
-                keyword: keyword(&e),
-                reason: e.to_string(),
-            })
-            .collect()
+        self.document.iter_errors(skeleton).map(|e| violation("", &e)).collect()
     }
 
     /// Validates a file of either format, telling which from its first line.
@@ -296,7 +281,6 @@ impl Validator {
     /// Only when reading the input fails.
     pub fn check_interchange(&self, name: &str, input: impl Read) -> io::Result<Validation> {
         let mut result = Validation::new(Format::Interchange);
-        let mut found = Vec::new();
         let walked = walk_document(input, &mut |i, j, raw| {
             result.events += 1;
             let value: Value = serde_json::from_str(raw.get()).map_err(|e| e.to_string())?;
@@ -306,13 +290,10 @@ impl Validator {
             }
             for mut v in violations {
                 v.pointer = format!("/sessions/{i}/events/{j}{}", v.pointer);
-                found.push(v);
+                result.push(Finding::Document { file: name.to_owned(), violation: v });
             }
             Ok(())
         });
-        for violation in found {
-            result.push(Finding::Document { file: name.to_owned(), violation });
-        }
         match walked {
             Err(e) if e.is_io() => return Err(e.into()),
             Err(e) => {
@@ -337,6 +318,11 @@ impl Validator {
         }
         Ok(result)
     }
+}
+
+/// A schema error as a [`Violation`], its pointer under `prefix`.
+fn violation(prefix: &str, e: &jsonschema::ValidationError<'_>) -> Violation {
+    Violation { pointer: format!("{prefix}{}", e.instance_path().as_str()), keyword: keyword(e), reason: e.to_string() }
 }
 
 fn keyword(e: &jsonschema::ValidationError<'_>) -> String {

@@ -11,14 +11,12 @@
 //! are written under temporary names and renamed when the run completes, replacing a previous
 //! run's files of the same sessions and leaving the others; at most 64 are open at once.
 
-use std::io::{self, BufWriter, Write};
-
-use crate::model::Event;
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
-use crate::model::Agent;
+use crate::model::{Agent, Event};
 use crate::write::{
     AtomicFile, EventSink, Options, Target, Writer as Format, is_directory_target, session_file_name, unsupported,
 };
