@@ -260,3 +260,49 @@ fn incremental_runs_skip_unchanged_inputs_and_redo_a_touched_one() {
     let text = std::fs::read_to_string(outputs.join("codex-0a0e0000-0000-7000-8000-000000000007.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 11, "the redone session's output is whole");
 }
+
+/// A file of about 2.5 MB built from `corpus/` samples: several parsing chunks, with bad lines
+/// spread through it.
+fn large_file(dir: &Path, agent: &str, samples: &[&str]) -> PathBuf {
+    let mut text = String::new();
+    let mut round = 0;
+    while text.len() < 2_500_000 {
+        for sample in samples {
+            text.push_str(&std::fs::read_to_string(common::own_corpus().join(agent).join(sample)).unwrap());
+        }
+        round += 1;
+        if round % 50 == 0 {
+            text.push_str("this line is not JSON\n");
+        }
+    }
+    text.push_str("{\"type\":\"user\",\"message\":{\"ro");
+    let path = dir.join(format!("{agent}-large.jsonl"));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_file_of_many_chunks_reads_the_same_on_one_and_two_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        large_file(dir.path(), "claude", &["streamed-response-usage.jsonl", "inline-sidechain.jsonl", "titles.jsonl"]),
+        large_file(dir.path(), "codex", &["injected-context-and-twins.jsonl", "compacted-and-rolled-back.jsonl"]),
+    ];
+    for file in &files {
+        let run = |jobs: &str| cargo_bin_cmd!("agentlog").args(["convert", "--jobs", jobs]).arg(file).output().unwrap();
+        let (one, two) = (run("1"), run("2"));
+        assert_eq!(one.status.code(), Some(1), "bad lines are warnings: {}", String::from_utf8_lossy(&one.stderr));
+        assert!(one.stdout.len() > 2_500_000);
+        assert!(one.stdout == two.stdout, "{}: events differ between --jobs 1 and --jobs 2", file.display());
+        let warnings = |out: &std::process::Output| {
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .filter(|l| l.contains("line "))
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        // The same lines are reported, in the same order: 10 bad lines and the cut-off last one.
+        assert_eq!(warnings(&one), warnings(&two));
+        assert!(warnings(&one).len() >= 11, "{:?}", warnings(&one));
+    }
+}

@@ -138,16 +138,28 @@ pub struct Line<'a> {
     pub text: &'a str,
 }
 
-/// Maps the lines of one input to events; one value per input, so it may keep state across
-/// lines (responses spread over several lines, cumulative counters).
-pub trait LineMapper {
-    /// Maps one line, emitting its events.
+/// The stateless half of reading a line format: turns one line into owned results. It runs on
+/// any thread, ahead of the lines before it, so that one large file is parsed on every core.
+pub trait LineParser: Clone + Send + 'static {
+    /// What one line gives the [`LineMapper`].
+    type Parsed: Send + 'static;
+
+    /// Parses one line.
     ///
     /// # Errors
-    /// `Err(LineError::Input)` when the line cannot be mapped: it becomes a diagnostic. A mapper
-    /// decides this before emitting anything for the line. `Err(LineError::Io)` when `out`
-    /// failed.
-    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError>;
+    /// The [`Problem`] that makes the line unusable: it becomes the line's diagnostic, and the
+    /// mapper never sees the line.
+    fn parse(&self, line: Line<'_>) -> Result<Self::Parsed, Problem>;
+}
+
+/// The stateful half: takes the parsed lines of one input in order and emits their events,
+/// keeping what spans lines (responses spread over several lines, cumulative counters).
+pub trait LineMapper<P> {
+    /// Emits the events of one parsed line.
+    ///
+    /// # Errors
+    /// When `out` failed.
+    fn map(&mut self, parsed: P, out: &mut Emitter<'_>) -> io::Result<()>;
 
     /// Emits what the mapper held back until the end of the input.
     ///
@@ -158,24 +170,9 @@ pub trait LineMapper {
     }
 }
 
-/// Why a line did not map.
-#[derive(Debug)]
-pub enum LineError {
-    /// The line's content: report it and go on.
-    Input(Problem),
-    /// Writing events failed: stop.
-    Io(io::Error),
-}
-
-impl From<io::Error> for LineError {
-    fn from(e: io::Error) -> Self {
-        LineError::Io(e)
-    }
-}
-
-impl From<serde_json::Error> for LineError {
+impl From<serde_json::Error> for Problem {
     fn from(e: serde_json::Error) -> Self {
-        LineError::Input(Problem::from_json(&e))
+        Problem::from_json(&e)
     }
 }
 
@@ -231,59 +228,191 @@ impl<'a> Emitter<'a> {
     }
 }
 
-/// Reads the input `name` line by line through `mapper`, keeping the line accounting.
+/// Input bytes parsed as one unit on another thread.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// Chunks of one input parsed ahead of the one being mapped; bounds memory.
+const CHUNKS_AHEAD: usize = 4;
+
+/// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool when it has
+/// more than one thread), `mapper` takes them in order. Keeps the line accounting.
 ///
 /// # Errors
 /// I/O errors from the input or from `out`.
-pub fn read_lines(
+pub fn read_lines<P: LineParser>(
     agent: Agent,
     name: &str,
-    mut bytes: Box<dyn BufRead + '_>,
-    mapper: &mut dyn LineMapper,
+    bytes: Box<dyn BufRead + '_>,
+    parser: &P,
+    mapper: &mut dyn LineMapper<P::Parsed>,
     out: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadReport> {
-    let mut report = ReadReport::default();
+    let mut lines = Lines { name, report: ReadReport::default(), number: 0, offset: 0, spare: Vec::new() };
     let mut emitter = Emitter::new(agent, name, out);
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let (mut number, mut offset) = (0u64, 0u64);
-    loop {
-        buf.clear();
-        let read = bytes.read_until(b'\n', &mut buf)?;
-        if read == 0 {
-            break;
-        }
-        number += 1;
-        let line_offset = offset;
-        offset += read as u64;
-        let terminated = buf.last() == Some(&b'\n');
-        let content = trim_line_end(&buf);
-        if content.iter().all(u8::is_ascii_whitespace) {
-            continue;
-        }
-        report.lines += 1;
-        let problem = match std::str::from_utf8(content) {
-            Err(e) => Some(Problem::invalid_utf8(e.valid_up_to())),
-            Ok(text) => {
-                let line = Line { number, offset: line_offset, text };
-                match mapper.map_line(line, &mut emitter) {
-                    Ok(()) => None,
-                    Err(LineError::Io(e)) => return Err(e),
-                    Err(LineError::Input(p)) => Some(p),
-                }
-            }
-        };
-        match problem {
-            None => report.lines_mapped += 1,
-            Some(_) if report.diagnostics.len() >= MAX_DIAGNOSTICS => report.more_diagnostics += 1,
-            Some(p) => {
-                let p = if terminated { p } else { p.at_end_of_input() };
-                report.diagnostics.push(InputDiagnostic::new(name, number, &String::from_utf8_lossy(content), p));
+    // Waiting for the pool from inside it could leave no thread to do the work.
+    if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
+        lines.read_chunked(bytes, parser, mapper, &mut emitter)?;
+    } else {
+        lines.read_serial(bytes, parser, mapper, &mut emitter)?;
+    }
+    mapper.finish(&mut emitter)?;
+    lines.report.events = emitter.count();
+    Ok(lines.report)
+}
+
+/// The line accounting of one input, and where its next line starts.
+struct Lines<'n> {
+    name: &'n str,
+    report: ReadReport,
+    /// Lines read so far, blank ones included.
+    number: u64,
+    offset: u64,
+    /// Chunk buffers already mapped, to be filled again.
+    spare: Vec<Vec<u8>>,
+}
+
+/// One non-blank line of a [`Chunk`].
+struct ChunkLine {
+    number: u64,
+    offset: u64,
+    /// The line's bytes within the chunk, without the line ending.
+    range: std::ops::Range<usize>,
+    terminated: bool,
+}
+
+/// Consecutive lines of an input, owned so that another thread can parse them.
+struct Chunk {
+    text: Vec<u8>,
+    lines: Vec<ChunkLine>,
+}
+
+impl Lines<'_> {
+    fn read_serial<P: LineParser>(
+        &mut self,
+        mut bytes: Box<dyn BufRead + '_>,
+        parser: &P,
+        mapper: &mut dyn LineMapper<P::Parsed>,
+        out: &mut Emitter<'_>,
+    ) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(64 * 1024);
+        loop {
+            buf.clear();
+            let Some(line) = self.next_line(&mut *bytes, &mut buf, 0)? else { return Ok(()) };
+            let content = &buf[line.range.clone()];
+            let parsed = parse_line(parser, &line, content);
+            if let Some(parsed) = self.account(&line, content, parsed) {
+                mapper.map(parsed, out)?;
             }
         }
     }
-    mapper.finish(&mut emitter)?;
-    report.events = emitter.count();
-    Ok(report)
+
+    /// Reads chunks on this thread, parses them on the pool, and maps them here in order.
+    fn read_chunked<P: LineParser>(
+        &mut self,
+        mut bytes: Box<dyn BufRead + '_>,
+        parser: &P,
+        mapper: &mut dyn LineMapper<P::Parsed>,
+        out: &mut Emitter<'_>,
+    ) -> io::Result<()> {
+        type Parsed<T> = std::thread::Result<Vec<Result<T, Problem>>>;
+        let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
+        let mut at_end = false;
+        loop {
+            while !at_end && pending.len() < CHUNKS_AHEAD {
+                let chunk = self.next_chunk(&mut *bytes)?;
+                if chunk.lines.is_empty() {
+                    at_end = true;
+                    break;
+                }
+                let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
+                let parser = parser.clone();
+                rayon::spawn(move || {
+                    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        chunk.lines.iter().map(|l| parse_line(&parser, l, &chunk.text[l.range.clone()])).collect()
+                    }));
+                    let _ = to.send((chunk, parsed));
+                });
+                pending.push_back(from);
+            }
+            let Some(from) = pending.pop_front() else { return Ok(()) };
+            let (chunk, parsed) = from.recv().map_err(|_| io::Error::other("a parsing thread stopped"))?;
+            let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (line, parsed) in chunk.lines.iter().zip(parsed) {
+                if let Some(parsed) = self.account(line, &chunk.text[line.range.clone()], parsed) {
+                    mapper.map(parsed, out)?;
+                }
+            }
+            let mut text = chunk.text;
+            text.clear();
+            self.spare.push(text);
+        }
+    }
+
+    /// Reads whole lines until the chunk holds [`CHUNK_BYTES`]; no lines at the end of input.
+    fn next_chunk(&mut self, bytes: &mut dyn BufRead) -> io::Result<Chunk> {
+        let text = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES + 64 * 1024));
+        let mut chunk = Chunk { text, lines: Vec::new() };
+        while chunk.text.len() < CHUNK_BYTES {
+            let start = chunk.text.len();
+            match self.next_line(bytes, &mut chunk.text, start)? {
+                Some(line) => chunk.lines.push(line),
+                None => break,
+            }
+        }
+        Ok(chunk)
+    }
+
+    /// Appends the next non-blank line to `buf` (from `start`, blank lines dropped); `None` at
+    /// the end of input.
+    fn next_line(&mut self, bytes: &mut dyn BufRead, buf: &mut Vec<u8>, start: usize) -> io::Result<Option<ChunkLine>> {
+        loop {
+            let read = bytes.read_until(b'\n', buf)?;
+            if read == 0 {
+                return Ok(None);
+            }
+            self.number += 1;
+            let offset = self.offset;
+            self.offset += read as u64;
+            let line = &buf[start..];
+            let terminated = line.last() == Some(&b'\n');
+            let content = trim_line_end(line);
+            if content.iter().all(u8::is_ascii_whitespace) {
+                buf.truncate(start);
+                continue;
+            }
+            let range = start..start + content.len();
+            return Ok(Some(ChunkLine { number: self.number, offset, range, terminated }));
+        }
+    }
+
+    /// Counts one parsed line; keeps its diagnostic if it failed.
+    fn account<T>(&mut self, line: &ChunkLine, content: &[u8], parsed: Result<T, Problem>) -> Option<T> {
+        let report = &mut self.report;
+        report.lines += 1;
+        match parsed {
+            Ok(parsed) => {
+                report.lines_mapped += 1;
+                Some(parsed)
+            }
+            Err(_) if report.diagnostics.len() >= MAX_DIAGNOSTICS => {
+                report.more_diagnostics += 1;
+                None
+            }
+            Err(p) => {
+                let p = if line.terminated { p } else { p.at_end_of_input() };
+                let text = String::from_utf8_lossy(content);
+                report.diagnostics.push(InputDiagnostic::new(self.name, line.number, &text, p));
+                None
+            }
+        }
+    }
+}
+
+fn parse_line<P: LineParser>(parser: &P, line: &ChunkLine, content: &[u8]) -> Result<P::Parsed, Problem> {
+    match std::str::from_utf8(content) {
+        Err(e) => Err(Problem::invalid_utf8(e.valid_up_to())),
+        Ok(text) => parser.parse(Line { number: line.number, offset: line.offset, text }),
+    }
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -296,18 +425,16 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
 /// # Errors
 /// A [`Problem`] naming what the line holds instead: invalid JSON, another JSON value, or an
 /// object of an unexpected shape.
-pub(crate) fn parse_object<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, LineError> {
+pub(crate) fn parse_object<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, Problem> {
     match serde_json::from_str(text) {
         Ok(record) => Ok(record),
         Err(e) if e.is_data() => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) if !value.is_object() => Err(LineError::Input(Problem::not_an_object(describe(&value)))),
+            Ok(value) if !value.is_object() => Err(Problem::not_an_object(describe(&value))),
             _ => Err(e.into()),
         },
         // Text that does not even start like JSON gets a plainer message than serde's
         // "expected ident" or "expected value".
-        Err(e) if e.is_syntax() && !text.trim_start().starts_with(['{', '[', '"']) => {
-            Err(LineError::Input(Problem::not_json(text)))
-        }
+        Err(e) if e.is_syntax() && !text.trim_start().starts_with(['{', '[', '"']) => Err(Problem::not_json(text)),
         Err(e) => Err(e.into()),
     }
 }

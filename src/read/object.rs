@@ -10,7 +10,7 @@ use serde::de::value::MapDeserializer;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{LineError, parse_object};
+use super::{Problem, parse_object};
 use crate::model::Json;
 
 /// The fields of one JSON object, in source order, each value as its raw text.
@@ -29,7 +29,7 @@ impl<'a> Object<'a> {
     ///
     /// # Errors
     /// As [`parse_object`]: invalid JSON, or another kind of JSON value.
-    pub fn parse(text: &'a str) -> Result<Self, LineError> {
+    pub fn parse(text: &'a str) -> Result<Self, Problem> {
         let FieldList(fields) = parse_object(text)?;
         Ok(Object { text, fields })
     }

@@ -17,7 +17,7 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, Object, Problem, file_stem, parse_time};
+use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, file_stem, parse_time};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -63,18 +63,53 @@ struct ChatLine<'o, 'a> {
 
 impl<'a> ChatLine<'_, 'a> {
     /// The message's fields, if the record has a message.
-    fn message(&self) -> Result<Option<RawMessage<'a>>, LineError> {
+    fn message(&self) -> Result<Option<RawMessage<'a>>, Problem> {
         let Some(message) = self.message else { return Ok(None) };
-        Ok(Some(message.as_ref().map_err(|e| LineError::Input(Problem::from_json(e)))?.get()?))
+        Ok(Some(message.as_ref().map_err(Problem::from_json)?.get()?))
     }
 }
 
-/// Maps the lines of one Claude Code file.
-pub struct Mapper<'s> {
-    path: String,
+/// Parses the lines of one Claude Code file: what a line holds does not depend on the lines
+/// before it, only how it links to them, which the [`Mapper`] settles.
+#[derive(Clone)]
+pub struct Parser {
     /// Session id for records that carry none (`summary` lines): the file's stem, which is the
     /// session id for main session files.
     fallback_session: String,
+    /// For a subagent file (`agent-<id>.jsonl`): its agent id.
+    file_agent: Option<String>,
+}
+
+/// One parsed line: its events, and what the [`Mapper`] needs to link them to the lines before.
+pub struct Parsed {
+    events: Vec<Event>,
+    /// The record's uuid: a record seen in an earlier file was copied from it.
+    uuid: Option<u128>,
+    /// For a record of a 1.0 inline sidechain: the chain it hangs on.
+    sidechain: Option<Box<Sidechain>>,
+    /// For a record of a subagent file: its session, where the spawning call is looked up.
+    file_session: Option<String>,
+    /// Whether the record is a user record, whose prompt may start a 1.0 inline sidechain.
+    user: bool,
+    /// Tool calls the record makes: call id, tool name, and the prompt of Task and Agent calls.
+    calls: Vec<(String, String, Option<String>)>,
+    /// The response usage the record repeats.
+    usage: Option<Box<Response>>,
+    /// A `summary` record: its event, title and leaf, settled when the file ends.
+    summary: Option<Box<(Event, String, Option<String>)>>,
+}
+
+/// Where a record of a 1.0 inline sidechain sits in its chain.
+struct Sidechain {
+    uuid: Option<String>,
+    parent: Option<String>,
+    /// The agent id if the record starts a chain: its uuid, else its session id.
+    root: String,
+}
+
+/// Maps the parsed lines of one Claude Code file, in order.
+pub struct Mapper<'s> {
+    path: String,
     /// For a subagent file (`agent-<id>.jsonl`): its agent id.
     file_agent: Option<String>,
     /// The subagent file's spawning call, looked up once the session id is known.
@@ -104,27 +139,15 @@ struct Response {
     key: (String, String),
 }
 
-impl<'s> Mapper<'s> {
-    /// A mapper for the file named `name`, remembering across files in `run`.
-    pub fn new(name: &str, run: &'s mut RunState) -> Self {
-        Mapper {
-            path: name.to_owned(),
-            fallback_session: file_stem(name).to_owned(),
-            file_agent: paths::subagent_id(name).map(str::to_owned),
-            file_parent_call: None,
-            run,
-            uuids: HashSet::new(),
-            responses: Vec::new(),
-            response_index: HashMap::new(),
-            tools: HashMap::new(),
-            task_prompts: HashMap::new(),
-            sidechains: HashMap::new(),
-            summaries: Vec::new(),
-        }
+impl Parser {
+    /// A parser for the file named `name`.
+    pub fn new(name: &str) -> Self {
+        Parser { fallback_session: file_stem(name).to_owned(), file_agent: paths::subagent_id(name).map(str::to_owned) }
     }
 
-    /// The event fields every event of `record` shares, with a placeholder payload.
-    fn head(&mut self, record: &Record<'_>, line: Line<'_>) -> Event {
+    /// The event fields every event of `record` shares, with a placeholder payload; fills the
+    /// line's links in `parsed`.
+    fn head(&self, record: &Record<'_>, line: Line<'_>, parsed: &mut Parsed) -> Event {
         let session = record.session_id.as_deref().unwrap_or(&self.fallback_session).to_owned();
         let mut event = Event::new(session, placeholder());
         event.timestamp = record.timestamp.as_deref().and_then(parse_time);
@@ -143,22 +166,19 @@ impl<'s> Mapper<'s> {
             byte_offset: line.offset,
             record_type: record.record_type.as_deref().map(str::to_owned),
         };
-        if let Some(uuid) = record.uuid.as_deref().and_then(uuid_bits) {
-            event.copied = self.run.seen.contains(&uuid);
-            self.uuids.insert(uuid);
-        }
-        self.subagent(record, &mut event);
+        parsed.uuid = record.uuid.as_deref().and_then(uuid_bits);
+        self.subagent(record, &mut event, parsed);
         event
     }
 
-    /// Fills the subagent fields: from the file (2.0 and 2.1 layouts) or, for 1.0 inline
-    /// sidechains, from the chain the record hangs on.
-    fn subagent(&mut self, record: &Record<'_>, event: &mut Event) {
-        if let Some(agent) = self.file_agent.clone() {
-            event.agent_id = Some(record.agent_id.as_deref().map_or(agent, str::to_owned));
+    /// Fills the subagent fields a record holds itself: from the file (2.0 and 2.1 layouts) or
+    /// the record; a 1.0 inline sidechain leaves its chain to the mapper.
+    fn subagent(&self, record: &Record<'_>, event: &mut Event, parsed: &mut Parsed) {
+        if let Some(agent) = &self.file_agent {
+            event.agent_id = Some(record.agent_id.as_deref().unwrap_or(agent).to_owned());
             event.is_sidechain = true;
             event.parent_session_id = Some(event.session_id.clone());
-            event.parent_call_id = self.file_parent_call(&event.session_id);
+            parsed.file_session = Some(event.session_id.clone());
             return;
         }
         event.is_sidechain = record.is_sidechain;
@@ -171,16 +191,40 @@ impl<'s> Mapper<'s> {
             return;
         }
         // An inline sidechain: a run of records rooted at a record without a sidechain parent.
-        let inherited = record.parent_uuid.as_deref().and_then(|p| self.sidechains.get(p)).cloned();
-        let (agent, call) = inherited.unwrap_or_else(|| {
-            let root = record.uuid.as_deref().unwrap_or(&event.session_id).to_owned();
-            (root, None)
-        });
-        if let Some(uuid) = &record.uuid {
-            self.sidechains.insert(uuid.clone().into_owned(), (agent.clone(), call.clone()));
+        parsed.sidechain = Some(Box::new(Sidechain {
+            uuid: record.uuid.as_deref().map(str::to_owned),
+            parent: record.parent_uuid.as_deref().map(str::to_owned),
+            root: record.uuid.as_deref().unwrap_or(&event.session_id).to_owned(),
+        }));
+    }
+}
+
+impl<'s> Mapper<'s> {
+    /// A mapper for the file named `name`, remembering across files in `run`.
+    pub fn new(name: &str, run: &'s mut RunState) -> Self {
+        Mapper {
+            path: name.to_owned(),
+            file_agent: paths::subagent_id(name).map(str::to_owned),
+            file_parent_call: None,
+            run,
+            uuids: HashSet::new(),
+            responses: Vec::new(),
+            response_index: HashMap::new(),
+            tools: HashMap::new(),
+            task_prompts: HashMap::new(),
+            sidechains: HashMap::new(),
+            summaries: Vec::new(),
         }
-        event.agent_id = Some(agent);
-        event.parent_call_id = call;
+    }
+
+    /// The agent id and spawning call of a 1.0 inline sidechain record, from the chain it hangs on.
+    fn chain(&mut self, record: Sidechain) -> (String, Option<String>) {
+        let inherited = record.parent.as_deref().and_then(|p| self.sidechains.get(p)).cloned();
+        let (agent, call) = inherited.unwrap_or((record.root, None));
+        if let Some(uuid) = record.uuid {
+            self.sidechains.insert(uuid, (agent.clone(), call.clone()));
+        }
+        (agent, call)
     }
 
     /// The spawning call of this subagent file: the sidecar's `toolUseId`, else the Task or
@@ -212,7 +256,28 @@ impl<'s> Mapper<'s> {
         }
     }
 
-    fn user(&mut self, head: &Event, chat: &ChatLine<'_, '_>) -> Result<Vec<Event>, LineError> {
+    /// Keeps, per response, the line with the largest output count.
+    fn track_usage(&mut self, line: Response) {
+        match self.response_index.get(&line.key) {
+            Some(&i) => {
+                let r = &mut self.responses[i];
+                r.all_copied &= line.head.copied;
+                if line.output >= r.output {
+                    r.head = line.head;
+                    r.usage = line.usage;
+                    r.output = line.output;
+                }
+            }
+            None => {
+                self.response_index.insert(line.key.clone(), self.responses.len());
+                self.responses.push(Response { all_copied: line.head.copied, ..line });
+            }
+        }
+    }
+}
+
+impl Parser {
+    fn user(&self, head: &Event, chat: &ChatLine<'_, '_>) -> Result<Vec<Event>, Problem> {
         let (record, line) = (chat.record, chat.line);
         if record.is_compact_summary {
             // The summary that replaces the history after compaction: not something the user said.
@@ -236,7 +301,7 @@ impl<'s> Mapper<'s> {
                     };
                     match block.block_type.as_ref() {
                         "tool_result" => {
-                            let output = self.tool_result(block, structured.take())?;
+                            let output = Self::tool_result(block, structured.take())?;
                             turn.push(with(head, output));
                         }
                         "text" => turn.text(head, block.text.as_deref().unwrap_or_default(), injected),
@@ -248,18 +313,10 @@ impl<'s> Mapper<'s> {
                 }
             }
         }
-        let mut events = turn.finish(head, injected);
-        if let Some(first) = events.first_mut()
-            && let Payload::Message(m) = &first.payload
-            && m.role == Role::User
-        {
-            let prompt = m.text.clone();
-            self.link_sidechain_root(first, &prompt);
-        }
-        Ok(events)
+        Ok(turn.finish(head, injected))
     }
 
-    fn assistant(&mut self, head: &Event, chat: &ChatLine<'_, '_>) -> Result<Vec<Event>, LineError> {
+    fn assistant(&self, head: &Event, chat: &ChatLine<'_, '_>, parsed: &mut Parsed) -> Result<Vec<Event>, Problem> {
         let (record, line) = (chat.record, chat.line);
         let Some(message) = chat.message()? else {
             return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
@@ -277,18 +334,23 @@ impl<'s> Mapper<'s> {
             Some(Content::Blocks(blocks)) => {
                 for raw in blocks {
                     let payload = match serde_json::from_str::<Block<'_>>(raw.get()) {
-                        Ok(block) => self.assistant_block(block, raw)?,
+                        Ok(block) => Self::assistant_block(block, raw, &mut parsed.calls)?,
                         Err(_) => unknown(Json::from_raw(raw)),
                     };
                     events.push(with(&head, payload));
                 }
             }
         }
-        self.track_usage(&head, record, &message);
+        parsed.usage = Self::response(&head, record, &message);
         Ok(events)
     }
 
-    fn assistant_block(&mut self, block: Block<'_>, raw: &RawValue) -> Result<Payload, LineError> {
+    /// One block of an assistant record; tool calls are also listed in `calls`.
+    fn assistant_block(
+        block: Block<'_>,
+        raw: &RawValue,
+        calls: &mut Vec<(String, String, Option<String>)>,
+    ) -> Result<Payload, Problem> {
         Ok(match block.block_type.as_ref() {
             "thinking" => {
                 let text = block.thinking.map(|t| t.into_owned()).unwrap_or_default();
@@ -311,13 +373,12 @@ impl<'s> Mapper<'s> {
                 let name = block.name.map(|s| s.into_owned()).unwrap_or_default();
                 let call_id = block.id.map(|s| s.into_owned());
                 if let Some(id) = &call_id {
-                    self.tools.insert(id.clone(), name.clone());
-                    if (name == "Task" || name == "Agent")
-                        && let Some(input) = block.input
-                        && let Ok(TaskInput { prompt: Some(prompt) }) = serde_json::from_str(input.get())
-                    {
-                        self.task_prompts.insert(prompt.into_owned(), id.clone());
-                    }
+                    let prompt = block
+                        .input
+                        .filter(|_| name == "Task" || name == "Agent")
+                        .and_then(|input| serde_json::from_str::<TaskInput<'_>>(input.get()).ok())
+                        .and_then(|input| input.prompt);
+                    calls.push((id.clone(), name.clone(), prompt.map(|p| p.into_owned())));
                 }
                 Payload::ToolCall(ToolCall { call_id, name, input: block.input.map(Json::from_raw), input_text: None })
             }
@@ -328,39 +389,24 @@ impl<'s> Mapper<'s> {
         })
     }
 
-    /// Keeps, per response, the line with the largest output count.
-    fn track_usage(&mut self, head: &Event, record: &Record<'_>, message: &RawMessage<'_>) {
-        let (Some(id), Some(usage)) = (&message.id, &message.usage) else { return };
-        // Lines Claude Code makes up itself (API errors, interruptions) are not model responses.
+    /// The usage line of a model response; `None` for lines Claude Code makes up itself (API
+    /// errors, interruptions), which are not model responses.
+    fn response(head: &Event, record: &Record<'_>, message: &RawMessage<'_>) -> Option<Box<Response>> {
+        let (Some(id), Some(usage)) = (&message.id, &message.usage) else { return None };
         if record.is_api_error_message || message.model.as_deref() == Some("<synthetic>") {
-            return;
+            return None;
         }
-        let key = (id.clone().into_owned(), record.request_id.as_deref().unwrap_or_default().to_owned());
-        let output = usage.output_tokens.unwrap_or(0);
-        match self.response_index.get(&key) {
-            Some(&i) => {
-                let r = &mut self.responses[i];
-                r.all_copied &= head.copied;
-                if output >= r.output {
-                    r.head = head.clone();
-                    r.usage = usage.clone();
-                    r.output = output;
-                }
-            }
-            None => {
-                self.response_index.insert(key.clone(), self.responses.len());
-                self.responses.push(Response {
-                    head: head.clone(),
-                    usage: usage.clone(),
-                    output,
-                    all_copied: head.copied,
-                    key,
-                });
-            }
-        }
+        Some(Box::new(Response {
+            head: head.clone(),
+            usage: usage.clone(),
+            output: usage.output_tokens.unwrap_or(0),
+            all_copied: false,
+            key: (id.clone().into_owned(), record.request_id.as_deref().unwrap_or_default().to_owned()),
+        }))
     }
 
-    fn tool_result(&mut self, block: Block<'_>, structured: Option<&RawValue>) -> Result<Payload, LineError> {
+    /// A `tool_result` block; the mapper names the tool from its call.
+    fn tool_result(block: Block<'_>, structured: Option<&RawValue>) -> Result<Payload, Problem> {
         let mut text = Vec::new();
         let mut parts = Vec::new();
         match block.content.map(Content::parse).transpose()?.flatten() {
@@ -390,7 +436,7 @@ impl<'s> Mapper<'s> {
             .unwrap_or_default();
         let call_id = block.tool_use_id.map(|s| s.into_owned());
         Ok(Payload::ToolOutput(ToolOutput {
-            name: call_id.as_ref().and_then(|id| self.tools.get(id).cloned()),
+            name: None,
             call_id,
             text: text.join("\n"),
             parts,
@@ -401,7 +447,7 @@ impl<'s> Mapper<'s> {
         }))
     }
 
-    fn system(&self, head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Event, LineError> {
+    fn system(head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Event, Problem> {
         let meta_type = match record.subtype.as_deref() {
             Some("compact_boundary" | "microcompact_boundary") => MetaType::Compaction,
             Some("local_command") => MetaType::Command,
@@ -424,22 +470,36 @@ impl<'s> Mapper<'s> {
     }
 }
 
-impl LineMapper for Mapper<'_> {
-    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
+impl LineParser for Parser {
+    type Parsed = Parsed;
+
+    fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
         let object = Object::parse(line.text)?;
         let record: Record<'_> = object.get()?;
-        let head = self.head(&record, line);
+        let mut parsed = Parsed {
+            events: Vec::new(),
+            uuid: None,
+            sidechain: None,
+            file_session: None,
+            user: record_type_is(&record, "user"),
+            calls: Vec::new(),
+            usage: None,
+            summary: None,
+        };
+        let head = self.head(&record, line, &mut parsed);
         let record_type = record.record_type.as_deref().unwrap_or_default();
         let message = record.message.filter(|_| matches!(record_type, "user" | "assistant")).map(Object::from_raw);
         let mut events = match record_type {
             "user" => self.user(&head, &ChatLine { record: &record, message: message.as_ref(), line })?,
-            "assistant" => self.assistant(&head, &ChatLine { record: &record, message: message.as_ref(), line })?,
-            "system" => vec![self.system(&head, &record, line)?],
+            "assistant" => {
+                self.assistant(&head, &ChatLine { record: &record, message: message.as_ref(), line }, &mut parsed)?
+            }
+            "system" => vec![Self::system(&head, &record, line)?],
             "summary" => {
                 let title = record.summary.as_deref().unwrap_or_default().to_owned();
                 let leaf = record.leaf_uuid.as_deref().map(str::to_owned);
-                self.summaries.push((head, title, leaf));
-                return Ok(());
+                parsed.summary = Some(Box::new((head, title, leaf)));
+                return Ok(parsed);
             }
             "custom-title" | "ai-title" => {
                 let (title, source) = match record_type {
@@ -485,7 +545,62 @@ impl LineMapper for Mapper<'_> {
                 message.as_ref().and_then(|m| m.as_ref().ok()).and_then(|m| m.leftovers(&CARRIED_MESSAGE, None));
             first.extra = object.leftovers(&CARRIED, Some(("message", message)));
         }
-        for (slot, event) in events.into_iter().enumerate() {
+        parsed.events = events;
+        Ok(parsed)
+    }
+}
+
+impl LineMapper<Parsed> for Mapper<'_> {
+    fn map(&mut self, mut parsed: Parsed, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        let copied = parsed.uuid.is_some_and(|uuid| {
+            self.uuids.insert(uuid);
+            self.run.seen.contains(&uuid)
+        });
+        let chain = parsed.sidechain.take().map(|record| self.chain(*record));
+        let file_call = parsed.file_session.take().map(|session| self.file_parent_call(&session));
+        let settle = |event: &mut Event| {
+            event.copied = copied;
+            if let Some((agent, call)) = &chain {
+                event.agent_id = Some(agent.clone());
+                event.parent_call_id.clone_from(call);
+            }
+            if let Some(call) = &file_call {
+                event.parent_call_id.clone_from(call);
+            }
+        };
+        if let Some(mut summary) = parsed.summary {
+            settle(&mut summary.0);
+            self.summaries.push(*summary);
+            return Ok(());
+        }
+        parsed.events.iter_mut().for_each(settle);
+        if parsed.user
+            && let Some(first) = parsed.events.first_mut()
+            && let Payload::Message(m) = &first.payload
+            && m.role == Role::User
+        {
+            let prompt = m.text.clone();
+            self.link_sidechain_root(first, &prompt);
+        }
+        for (id, name, prompt) in parsed.calls {
+            if let Some(prompt) = prompt {
+                self.task_prompts.insert(prompt, id.clone());
+            }
+            self.tools.insert(id, name);
+        }
+        for event in &mut parsed.events {
+            if let Payload::ToolOutput(output) = &mut event.payload
+                && output.name.is_none()
+                && let Some(id) = &output.call_id
+            {
+                output.name = self.tools.get(id).cloned();
+            }
+        }
+        if let Some(mut usage) = parsed.usage {
+            settle(&mut usage.head);
+            self.track_usage(*usage);
+        }
+        for (slot, event) in parsed.events.into_iter().enumerate() {
             out.emit(event, slot as u32)?;
         }
         Ok(())
@@ -725,6 +840,10 @@ fn with(head: &Event, payload: Payload) -> Event {
     let mut event = head.clone();
     event.payload = payload;
     event
+}
+
+fn record_type_is(record: &Record<'_>, record_type: &str) -> bool {
+    record.record_type.as_deref() == Some(record_type)
 }
 
 fn placeholder() -> Payload {

@@ -54,6 +54,6 @@ impl Reader for Claude {
         let Input { name, bytes, shared } = input;
         let run = shared.slot::<map::RunState>(self.name());
         let mut mapper = map::Mapper::new(name, run);
-        read_lines(Agent::ClaudeCode, name, bytes, &mut mapper, out)
+        read_lines(Agent::ClaudeCode, name, bytes, &map::Parser::new(name), &mut mapper, out)
     }
 }

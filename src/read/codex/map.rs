@@ -13,6 +13,7 @@
 //!   model call; rows that did not advance are re-emits; a drop is a reset that counts the row's
 //!   `last_token_usage`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::value::RawValue;
@@ -22,7 +23,7 @@ use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, Toke
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
-use crate::read::{Emitter, Line, LineError, LineMapper, Object, file_stem, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, file_stem, parse_object, parse_time};
 
 /// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
 const INJECTED_PREFIXES: [&str; 15] = [
@@ -47,7 +48,54 @@ const INJECTED_PREFIXES: [&str; 15] = [
 /// replayed parent header belong to the replay.
 const REPLAY_WINDOW_MS: i64 = 2000;
 
-/// Maps the lines of one rollout file.
+/// Parses the lines of one rollout file. What a line holds does not depend on the lines before
+/// it; the session, context and pairing it gets from them are settled by the [`Mapper`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Parser;
+
+/// One parsed line: what it is, and the facts the [`Mapper`] takes from it before settling its
+/// events.
+pub struct Parsed {
+    step: Step,
+    facts: Facts,
+}
+
+/// What a line tells the [`Mapper`] besides its events.
+#[derive(Default)]
+struct Facts {
+    /// The line is in the envelope (0.32+).
+    envelope: bool,
+    /// A response item outside the envelope, whose record type is prefixed like the envelope's
+    /// once the file is known to use it.
+    bare_item: bool,
+    /// A session header's facts.
+    header: Option<Box<Header>>,
+    /// A `turn_context`'s model and working directory.
+    turn: Option<Box<(Option<String>, Option<String>)>>,
+    /// A tool call: call id and tool name.
+    call: Option<(String, String)>,
+    /// `patch_apply_end` facts for the output of a call.
+    end: Option<(String, End)>,
+    /// A `token_count` row: its counters, and the row as data.
+    tokens: Option<Box<(Option<TokenInfo>, Json)>>,
+}
+
+/// The facts of a session header (`session_meta`).
+struct Header {
+    id: Option<String>,
+    cwd: Option<String>,
+    cli_version: Option<String>,
+    git_branch: Option<String>,
+    forked_from_id: Option<String>,
+    /// From `source.subagent`: the spawning thread and agent name of a `thread_spawn`, and the
+    /// subagent's name when it is a plain string.
+    spawn: Option<(Option<String>, Option<String>, Option<String>)>,
+    parent_thread_id: Option<String>,
+    /// `agent_nickname`, else `agent_path`.
+    agent_name: Option<String>,
+}
+
+/// Maps the parsed lines of one rollout file, in order.
 pub struct Mapper {
     /// The thread id: from `session_meta`, else the UUID at the end of the file name.
     session_id: String,
@@ -129,19 +177,24 @@ enum Step {
 }
 
 impl Step {
-    /// The first event the step holds.
-    fn first_event_mut(&mut self) -> Option<&mut Event> {
+    /// The events the step holds.
+    fn events_mut(&mut self) -> &mut [Event] {
         match self {
-            Step::Events { events, .. } => events.first_mut(),
+            Step::Events { events, .. } => events,
             Step::UserItem(e)
             | Step::UserMessage(e)
             | Step::AgentMessage(e)
             | Step::AssistantItem(e)
             | Step::ReasoningEvent(e)
             | Step::ReasoningItem(e)
-            | Step::Output(e) => Some(e),
-            Step::OutputEnd { event, .. } => Some(event),
+            | Step::Output(e)
+            | Step::OutputEnd { event: e, .. } => std::slice::from_mut(e),
         }
+    }
+
+    /// The first event the step holds.
+    fn first_event_mut(&mut self) -> Option<&mut Event> {
+        self.events_mut().first_mut()
     }
 }
 
@@ -221,21 +274,21 @@ impl Mapper {
         Ok(())
     }
 
-    fn event(&mut self, line: Line<'_>, timestamp: Option<&str>, record_type: &str, payload: Payload) -> Event {
-        let mut event = Event::new(self.session_id.clone(), payload);
-        event.timestamp = timestamp.and_then(parse_time);
+    /// Gives an event what the lines before it established: the session, the context in force,
+    /// the subagent identity, and whether it replays a forked thread's parent history.
+    fn settle(&mut self, event: &mut Event, bare_item: bool) {
+        event.session_id.clone_from(&self.session_id);
         event.context = self.context.clone();
-        event.agent_id = self.agent_id.clone();
+        event.agent_id.clone_from(&self.agent_id);
         event.is_sidechain = self.agent_id.is_some();
-        event.parent_session_id = self.parent_session_id.clone();
+        event.parent_session_id.clone_from(&self.parent_session_id);
         event.copied = self.is_replayed(event.timestamp);
-        event.source = Source {
-            file: String::new(),
-            line: line.number,
-            byte_offset: line.offset,
-            record_type: Some(record_type.to_owned()),
-        };
-        event
+        if bare_item
+            && self.envelope
+            && let Some(record_type) = &mut event.source.record_type
+        {
+            record_type.insert_str(0, "response_item/");
+        }
     }
 
     /// Whether a line of a forked thread belongs to the replayed parent history.
@@ -253,341 +306,48 @@ impl Mapper {
 
     /// Takes the session header's facts into account; only the first header counts, and in a
     /// forked thread a second one starts the replay of the parent's history.
-    fn session_meta(&mut self, raw: &str, timestamp: Option<&str>) -> Result<(), LineError> {
-        let meta: SessionMeta<'_> = serde_json::from_str(raw)?;
+    fn header(&mut self, header: Header, at: Option<chrono::DateTime<chrono::Utc>>) {
         if self.seen_meta {
             if self.forked && self.replay_from.is_none() {
-                self.replay_from = timestamp.and_then(parse_time).or(Some(chrono::DateTime::<chrono::Utc>::MIN_UTC));
+                self.replay_from = at.or(Some(chrono::DateTime::<chrono::Utc>::MIN_UTC));
             }
-            return Ok(());
+            return;
         }
         self.seen_meta = true;
-        if let Some(id) = meta.id {
-            self.session_id = id.into_owned();
+        if let Some(id) = header.id {
+            self.session_id = id;
         }
-        self.context.cwd = meta.cwd.map(|s| s.into_owned());
-        self.context.agent_version = meta.cli_version.map(|s| s.into_owned());
-        self.context.git_branch = meta.git.and_then(|g| g.branch).map(|s| s.into_owned());
-        if let Some(parent) = meta.forked_from_id {
+        self.context.cwd = header.cwd;
+        self.context.agent_version = header.cli_version;
+        self.context.git_branch = header.git_branch;
+        if let Some(parent) = header.forked_from_id {
             self.forked = true;
-            self.parent_session_id = Some(parent.into_owned());
+            self.parent_session_id = Some(parent);
         }
-        let spawn = meta
-            .source
-            .and_then(|s| serde_json::from_str::<raw::SubagentSource<'_>>(s.get()).ok())
-            .and_then(|s| s.subagent)
-            .map(|sub| {
-                let spawn = serde_json::from_str::<raw::ThreadSpawn<'_>>(sub.get()).ok().and_then(|t| t.thread_spawn);
-                let name = serde_json::from_str::<String>(sub.get()).ok();
-                (spawn, name)
-            });
-        if let Some((spawn, name)) = spawn {
-            let spawn_parent = spawn.as_ref().and_then(|s| s.parent_thread_id.as_deref().map(str::to_owned));
-            let spawn_name =
-                spawn.as_ref().and_then(|s| s.agent_nickname.as_deref().or(s.agent_path.as_deref()).map(str::to_owned));
+        if let Some((spawn_parent, spawn_name, name)) = header.spawn {
             self.parent_session_id = spawn_parent.or(self.parent_session_id.take());
             self.agent_id = spawn_name.or(name).or_else(|| Some(self.session_id.clone()));
         }
-        if let Some(parent) = meta.parent_thread_id {
-            self.parent_session_id = Some(parent.into_owned());
-            let name = meta.agent_nickname.or(meta.agent_path).map(|s| s.into_owned());
-            self.agent_id = name.or_else(|| Some(self.session_id.clone()));
+        if let Some(parent) = header.parent_thread_id {
+            self.parent_session_id = Some(parent);
+            self.agent_id = header.agent_name.or_else(|| Some(self.session_id.clone()));
         }
-        Ok(())
-    }
-
-    /// Reads one line into a [`Step`] (nothing is emitted yet).
-    fn step(&mut self, line: Line<'_>) -> Result<Step, LineError> {
-        let record: raw::Line<'_> = parse_object(line.text)?;
-        let ts = record.timestamp.as_deref();
-        match (record.line_type.as_deref(), record.payload) {
-            (Some(line_type), Some(payload)) => {
-                self.envelope = true;
-                self.envelope_step(line, ts, line_type, payload)
-            }
-            (None, None) if record.record_type.is_some() => {
-                // A legacy state marker (0.8–0.31): a batch boundary, sometimes with the
-                // previous response id.
-                Ok(self.events(line, ts, "state", meta(MetaType::System, Json::parse(line.text)?), false))
-            }
-            (None, None) if record.id.is_some() => {
-                self.session_meta(line.text, ts)?;
-                Ok(self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::parse(line.text)?), false))
-            }
-            (Some(_), None) => {
-                let raw: &RawValue = serde_json::from_str(line.text)?;
-                self.item_step(line, None, raw)
-            }
-            _ => Ok(self.events(line, ts, "unknown", unknown(Json::parse(line.text)?), false)),
-        }
-    }
-
-    fn events(
-        &mut self,
-        line: Line<'_>,
-        ts: Option<&str>,
-        record_type: &str,
-        payload: Payload,
-        transparent: bool,
-    ) -> Step {
-        let event = self.event(line, ts, record_type, payload);
-        Step::Events { events: vec![event], transparent }
-    }
-
-    fn envelope_step(
-        &mut self,
-        line: Line<'_>,
-        ts: Option<&str>,
-        line_type: &str,
-        payload: &RawValue,
-    ) -> Result<Step, LineError> {
-        Ok(match line_type {
-            "session_meta" => {
-                self.session_meta(payload.get(), ts)?;
-                self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::from_raw(payload)), false)
-            }
-            "turn_context" => {
-                let turn: TurnContext<'_> = serde_json::from_str(payload.get())?;
-                if let Some(model) = turn.model {
-                    self.context.model = Some(model.into_owned());
-                }
-                if let Some(cwd) = turn.cwd {
-                    self.context.cwd = Some(cwd.into_owned());
-                }
-                self.events(line, ts, "turn_context", meta(MetaType::TurnContext, Json::from_raw(payload)), true)
-            }
-            "compacted" => {
-                // `replacement_history` repeats earlier messages: kept as data, never re-emitted.
-                self.events(line, ts, "compacted", meta(MetaType::Compaction, Json::from_raw(payload)), false)
-            }
-            "response_item" => self.item_step(line, ts, payload)?,
-            "event_msg" => self.event_msg_step(line, ts, payload)?,
-            other => self.events(line, ts, other, unknown(Json::parse(line.text)?), false),
-        })
-    }
-
-    fn item_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
-        let object = Object::from_raw(raw)?;
-        let mut step = self.item_step_inner(line, ts, raw, object.get()?)?;
-        // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
-        // item's first event; meta events hold the whole item already.
-        const CARRIED: [&str; 11] = [
-            "type",
-            "role",
-            "content",
-            "phase",
-            "summary",
-            "name",
-            "arguments",
-            "call_id",
-            "input",
-            "output",
-            "action",
-        ];
-        if let Some(first) = step.first_event_mut()
-            && first.kind() != crate::model::Kind::Meta
-        {
-            first.extra = object.leftovers(&CARRIED, None);
-        }
-        Ok(step)
-    }
-
-    fn item_step_inner(
-        &mut self,
-        line: Line<'_>,
-        ts: Option<&str>,
-        raw: &RawValue,
-        item: Item<'_>,
-    ) -> Result<Step, LineError> {
-        let record_type = if ts.is_some() || self.envelope {
-            format!("response_item/{}", item.item_type)
-        } else {
-            item.item_type.clone().into_owned()
-        };
-        let data = || Json::from_raw(raw);
-        let one = |this: &mut Self, payload| Ok(this.events(line, ts, &record_type, payload, false));
-        match item.item_type.as_ref() {
-            "message" => {
-                let Some((message, injected)) = message_item(&item) else { return one(self, unknown(data())) };
-                let role = message.role;
-                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
-                event.injected = injected;
-                Ok(match role {
-                    Role::User if self.envelope => Step::UserItem(event),
-                    Role::Assistant => Step::AssistantItem(event),
-                    _ => Step::Events { events: vec![event], transparent: false },
-                })
-            }
-            "reasoning" => {
-                let text = join(item.summary.iter().flatten());
-                let raw_text = item.content.as_ref().map(|c| join(c.iter())).filter(|t| !t.is_empty());
-                let encrypted = item.encrypted_content.is_some_and(|e| e.get() != "null");
-                let reasoning = Reasoning {
-                    omitted: text.is_empty() && raw_text.is_none(),
-                    text,
-                    raw_text,
-                    encrypted,
-                    signature: None,
-                };
-                Ok(Step::ReasoningItem(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))))
-            }
-            "function_call" | "custom_tool_call" | "local_shell_call" => {
-                let name = match item.item_type.as_ref() {
-                    "local_shell_call" => "local_shell".to_owned(),
-                    _ => item.name.as_deref().unwrap_or_default().to_owned(),
-                };
-                let (input, input_text) = match item.item_type.as_ref() {
-                    "function_call" => arguments(item.arguments)?,
-                    "custom_tool_call" => match item.input.as_deref() {
-                        Some(text) => json_or_text(text),
-                        None => (None, None),
-                    },
-                    _ => (item.action.map(Json::from_raw), None),
-                };
-                let call_id =
-                    item.call_id.as_deref().or(item.id.as_deref().filter(|_| item.item_type == "local_shell_call"));
-                let call_id = call_id.map(str::to_owned);
-                if let Some(id) = &call_id {
-                    self.tools.insert(id.clone(), name.clone());
-                }
-                one(self, Payload::ToolCall(ToolCall { call_id, name, input, input_text }))
-            }
-            "function_call_output" | "custom_tool_call_output" => {
-                let out = match item.output {
-                    None => output::Output::default(),
-                    Some(raw) => output::parse(raw)?,
-                };
-                let call_id = item.call_id.as_deref().map(str::to_owned);
-                let end = call_id.as_ref().and_then(|id| self.ends.remove(id)).unwrap_or_default();
-                let name =
-                    call_id.as_ref().and_then(|id| self.tools.get(id).cloned()).or(item.name.map(|n| n.into_owned()));
-                let payload = Payload::ToolOutput(ToolOutput {
-                    call_id,
-                    name,
-                    text: out.text,
-                    parts: out.parts,
-                    is_error: end.is_error,
-                    exit_code: out.exit_code.or(end.exit_code),
-                    duration_ms: out.duration_ms.or(end.duration_ms),
-                    result: None,
-                });
-                Ok(Step::Output(self.event(line, ts, &record_type, payload)))
-            }
-            // Run by the provider, not by Codex: no call id or output to pair with (§4.3).
-            "web_search_call" | "image_generation_call" | "tool_search_call" | "tool_search_output" => {
-                one(self, meta(MetaType::ServerTool, data()))
-            }
-            "ghost_snapshot" => one(self, meta(MetaType::FileSnapshot, data())),
-            "compaction" | "compaction_summary" | "context_compaction" => one(self, meta(MetaType::Compaction, data())),
-            "agent_message" => one(self, meta(MetaType::System, data())),
-            _ => one(self, unknown(data())),
-        }
-    }
-
-    fn event_msg_step(&mut self, line: Line<'_>, ts: Option<&str>, raw: &RawValue) -> Result<Step, LineError> {
-        let object = Object::from_raw(raw)?;
-        let msg: EventMsg<'_> = object.get()?;
-        let record_type = format!("event_msg/{}", msg.event_type);
-        let data = || Json::from_raw(raw);
-        let meta_type = match msg.event_type.as_ref() {
-            "user_message" => {
-                let mut parts = vec![Part::Text { text: msg.message.as_deref().unwrap_or_default().to_owned() }];
-                parts.extend(msg.images.iter().flatten().map(|url| image_part(url)));
-                let mut event =
-                    self.event(line, ts, &record_type, Payload::Message(Message::from_parts(Role::User, parts)));
-                let kind_injected = msg.kind.as_deref().is_some_and(|k| k != "plain");
-                event.injected = kind_injected || is_injected_text(msg.message.as_deref().unwrap_or_default());
-                event.extra = object.leftovers(&["type", "message", "images"], None);
-                return Ok(Step::UserMessage(event));
-            }
-            "agent_message" => {
-                let text = msg.message.as_deref().unwrap_or_default().to_owned();
-                let mut message = Message::from_parts(Role::Assistant, vec![Part::Text { text }]);
-                message.phase = msg.phase.map(|p| p.into_owned());
-                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
-                event.extra = object.leftovers(&["type", "message", "phase"], None);
-                return Ok(Step::AgentMessage(event));
-            }
-            "agent_reasoning" | "agent_reasoning_raw_content" => {
-                let text = msg.text.as_deref().unwrap_or_default().to_owned();
-                let raw_content = msg.event_type == "agent_reasoning_raw_content";
-                let reasoning = Reasoning {
-                    text: if raw_content { String::new() } else { text.clone() },
-                    raw_text: raw_content.then_some(text),
-                    encrypted: false,
-                    omitted: false,
-                    signature: None,
-                };
-                return Ok(Step::ReasoningEvent(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))));
-            }
-            "token_count" => {
-                let payload = self.token_count(msg.info, data(), ts);
-                return Ok(self.events(line, ts, &record_type, payload, true));
-            }
-            "exec_command_end" | "mcp_tool_call_end" => {
-                let duration_ms = msg.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
-                let is_error =
-                    msg.result.and_then(|r| serde_json::from_str::<McpResult>(r.get()).ok()).and_then(|r| match r {
-                        McpResult::Ok(ok) => ok.is_error,
-                        McpResult::Err(_) => Some(true),
-                    });
-                let end = End { exit_code: msg.exit_code, duration_ms, is_error };
-                let event = self.event(line, ts, &record_type, meta(MetaType::System, data()));
-                return Ok(match msg.call_id {
-                    Some(call_id) => Step::OutputEnd { call_id: call_id.into_owned(), end, event },
-                    None => Step::Events { events: vec![event], transparent: false },
-                });
-            }
-            "patch_apply_end" => {
-                if let Some(call_id) = &msg.call_id {
-                    let end = End { exit_code: None, duration_ms: None, is_error: msg.success.map(|ok| !ok) };
-                    self.ends.insert(call_id.clone().into_owned(), end);
-                }
-                MetaType::System
-            }
-            "task_started" | "turn_started" => MetaType::TurnStart,
-            "task_complete" | "turn_complete" => MetaType::TurnEnd,
-            "turn_aborted" => MetaType::Interrupt,
-            "thread_rolled_back" | "undo_completed" => MetaType::Rollback,
-            "thread_name_updated" => {
-                let title = serde_json::json!({ "title": msg.thread_name, "source": "custom", "record": data() });
-                return Ok(self.events(line, ts, &record_type, meta(MetaType::Title, Json::from_value(&title)), false));
-            }
-            "context_compacted"
-            | "error"
-            | "warning"
-            | "web_search_end"
-            | "item_completed"
-            | "entered_review_mode"
-            | "exited_review_mode"
-            | "image_generation_end"
-            | "view_image_tool_call"
-            | "guardian_assessment"
-            | "dynamic_tool_call_request"
-            | "dynamic_tool_call_response"
-            | "thread_goal_updated"
-            | "sub_agent_activity"
-            | "turn_moderation_metadata"
-            | "thread_settings_applied"
-            | "stream_error"
-            | "model_reroute" => MetaType::System,
-            t if t.starts_with("collab_") => MetaType::System,
-            _ => MetaType::Unknown,
-        };
-        let payload =
-            if meta_type == MetaType::Unknown { unknown(Json::parse(line.text)?) } else { meta(meta_type, data()) };
-        Ok(self.events(line, ts, &record_type, payload, false))
     }
 
     /// One `token_count` row: a `usage` event when it reports a new model call, otherwise a
     /// `usage_snapshot` (a re-emit, an `info: null` row, a synthetic row, or replayed history).
-    fn token_count(&mut self, info: Option<TokenInfo>, data: Json, ts: Option<&str>) -> Payload {
+    fn token_count(
+        &mut self,
+        info: Option<TokenInfo>,
+        data: Json,
+        at: Option<chrono::DateTime<chrono::Utc>>,
+    ) -> Payload {
         let snapshot =
             || Payload::Meta(Meta { meta_type: MetaType::UsageSnapshot, data: Some(data.clone()), usage: None });
         let Some(info) = info else { return snapshot() };
         let Some(total) = info.total_token_usage else { return snapshot() };
         let previous = self.last_total.replace(total);
-        if self.is_replayed(ts.and_then(parse_time)) {
+        if self.is_replayed(at) {
             return snapshot();
         }
         let call = match previous {
@@ -748,6 +508,300 @@ impl Mapper {
     }
 }
 
+impl Parser {
+    /// An event of `line` with the fields the line itself holds; the mapper settles the rest.
+    fn event(&self, line: Line<'_>, timestamp: Option<&str>, record_type: &str, payload: Payload) -> Event {
+        let mut event = Event::new(String::new(), payload);
+        event.timestamp = timestamp.and_then(parse_time);
+        event.source = Source {
+            file: String::new(),
+            line: line.number,
+            byte_offset: line.offset,
+            record_type: Some(record_type.to_owned()),
+        };
+        event
+    }
+
+    /// Reads one line into a [`Step`] (nothing is emitted yet).
+    fn step(&self, line: Line<'_>, facts: &mut Facts) -> Result<Step, Problem> {
+        let record: raw::Line<'_> = parse_object(line.text)?;
+        let ts = record.timestamp.as_deref();
+        match (record.line_type.as_deref(), record.payload) {
+            (Some(line_type), Some(payload)) => {
+                facts.envelope = true;
+                self.envelope_step(line, ts, line_type, payload, facts)
+            }
+            (None, None) if record.record_type.is_some() => {
+                // A legacy state marker (0.8–0.31): a batch boundary, sometimes with the
+                // previous response id.
+                Ok(self.events(line, ts, "state", meta(MetaType::System, Json::parse(line.text)?), false))
+            }
+            (None, None) if record.id.is_some() => {
+                facts.header = Some(header(line.text)?);
+                Ok(self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::parse(line.text)?), false))
+            }
+            (Some(_), None) => {
+                let raw: &RawValue = serde_json::from_str(line.text)?;
+                self.item_step(line, None, raw, facts)
+            }
+            _ => Ok(self.events(line, ts, "unknown", unknown(Json::parse(line.text)?), false)),
+        }
+    }
+
+    fn events(&self, line: Line<'_>, ts: Option<&str>, record_type: &str, payload: Payload, transparent: bool) -> Step {
+        let event = self.event(line, ts, record_type, payload);
+        Step::Events { events: vec![event], transparent }
+    }
+
+    fn envelope_step(
+        &self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        line_type: &str,
+        payload: &RawValue,
+        facts: &mut Facts,
+    ) -> Result<Step, Problem> {
+        Ok(match line_type {
+            "session_meta" => {
+                facts.header = Some(header(payload.get())?);
+                self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::from_raw(payload)), false)
+            }
+            "turn_context" => {
+                let turn: TurnContext<'_> = serde_json::from_str(payload.get())?;
+                facts.turn = Some(Box::new((turn.model.map(Cow::into_owned), turn.cwd.map(Cow::into_owned))));
+                self.events(line, ts, "turn_context", meta(MetaType::TurnContext, Json::from_raw(payload)), true)
+            }
+            "compacted" => {
+                // `replacement_history` repeats earlier messages: kept as data, never re-emitted.
+                self.events(line, ts, "compacted", meta(MetaType::Compaction, Json::from_raw(payload)), false)
+            }
+            "response_item" => self.item_step(line, ts, payload, facts)?,
+            "event_msg" => self.event_msg_step(line, ts, payload, facts)?,
+            other => self.events(line, ts, other, unknown(Json::parse(line.text)?), false),
+        })
+    }
+
+    fn item_step(&self, line: Line<'_>, ts: Option<&str>, raw: &RawValue, facts: &mut Facts) -> Result<Step, Problem> {
+        let object = Object::from_raw(raw)?;
+        let mut step = self.item_step_inner(line, ts, raw, object.get()?, facts)?;
+        // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
+        // item's first event; meta events hold the whole item already.
+        const CARRIED: [&str; 11] = [
+            "type",
+            "role",
+            "content",
+            "phase",
+            "summary",
+            "name",
+            "arguments",
+            "call_id",
+            "input",
+            "output",
+            "action",
+        ];
+        if let Some(first) = step.first_event_mut()
+            && first.kind() != crate::model::Kind::Meta
+        {
+            first.extra = object.leftovers(&CARRIED, None);
+        }
+        Ok(step)
+    }
+
+    fn item_step_inner(
+        &self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        raw: &RawValue,
+        item: Item<'_>,
+        facts: &mut Facts,
+    ) -> Result<Step, Problem> {
+        let record_type = if ts.is_some() || facts.envelope {
+            format!("response_item/{}", item.item_type)
+        } else {
+            facts.bare_item = true;
+            item.item_type.clone().into_owned()
+        };
+        let data = || Json::from_raw(raw);
+        let one = |this: &Self, payload| Ok(this.events(line, ts, &record_type, payload, false));
+        match item.item_type.as_ref() {
+            "message" => {
+                let Some((message, injected)) = message_item(&item) else { return one(self, unknown(data())) };
+                let role = message.role;
+                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
+                event.injected = injected;
+                Ok(match role {
+                    // Outside the envelope there is no twin to wait for; the mapper knows.
+                    Role::User => Step::UserItem(event),
+                    Role::Assistant => Step::AssistantItem(event),
+                    _ => Step::Events { events: vec![event], transparent: false },
+                })
+            }
+            "reasoning" => {
+                let text = join(item.summary.iter().flatten());
+                let raw_text = item.content.as_ref().map(|c| join(c.iter())).filter(|t| !t.is_empty());
+                let encrypted = item.encrypted_content.is_some_and(|e| e.get() != "null");
+                let reasoning = Reasoning {
+                    omitted: text.is_empty() && raw_text.is_none(),
+                    text,
+                    raw_text,
+                    encrypted,
+                    signature: None,
+                };
+                Ok(Step::ReasoningItem(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))))
+            }
+            "function_call" | "custom_tool_call" | "local_shell_call" => {
+                let name = match item.item_type.as_ref() {
+                    "local_shell_call" => "local_shell".to_owned(),
+                    _ => item.name.as_deref().unwrap_or_default().to_owned(),
+                };
+                let (input, input_text) = match item.item_type.as_ref() {
+                    "function_call" => arguments(item.arguments)?,
+                    "custom_tool_call" => match item.input.as_deref() {
+                        Some(text) => json_or_text(text),
+                        None => (None, None),
+                    },
+                    _ => (item.action.map(Json::from_raw), None),
+                };
+                let call_id =
+                    item.call_id.as_deref().or(item.id.as_deref().filter(|_| item.item_type == "local_shell_call"));
+                let call_id = call_id.map(str::to_owned);
+                if let Some(id) = &call_id {
+                    facts.call = Some((id.clone(), name.clone()));
+                }
+                one(self, Payload::ToolCall(ToolCall { call_id, name, input, input_text }))
+            }
+            "function_call_output" | "custom_tool_call_output" => {
+                let out = match item.output {
+                    None => output::Output::default(),
+                    Some(raw) => output::parse(raw)?,
+                };
+                // The mapper names the tool from its call and adds what `patch_apply_end` said.
+                let payload = Payload::ToolOutput(ToolOutput {
+                    call_id: item.call_id.as_deref().map(str::to_owned),
+                    name: item.name.map(Cow::into_owned),
+                    text: out.text,
+                    parts: out.parts,
+                    is_error: None,
+                    exit_code: out.exit_code,
+                    duration_ms: out.duration_ms,
+                    result: None,
+                });
+                Ok(Step::Output(self.event(line, ts, &record_type, payload)))
+            }
+            // Run by the provider, not by Codex: no call id or output to pair with (§4.3).
+            "web_search_call" | "image_generation_call" | "tool_search_call" | "tool_search_output" => {
+                one(self, meta(MetaType::ServerTool, data()))
+            }
+            "ghost_snapshot" => one(self, meta(MetaType::FileSnapshot, data())),
+            "compaction" | "compaction_summary" | "context_compaction" => one(self, meta(MetaType::Compaction, data())),
+            "agent_message" => one(self, meta(MetaType::System, data())),
+            _ => one(self, unknown(data())),
+        }
+    }
+
+    fn event_msg_step(
+        &self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        raw: &RawValue,
+        facts: &mut Facts,
+    ) -> Result<Step, Problem> {
+        let object = Object::from_raw(raw)?;
+        let msg: EventMsg<'_> = object.get()?;
+        let record_type = format!("event_msg/{}", msg.event_type);
+        let data = || Json::from_raw(raw);
+        let meta_type = match msg.event_type.as_ref() {
+            "user_message" => {
+                let mut parts = vec![Part::Text { text: msg.message.as_deref().unwrap_or_default().to_owned() }];
+                parts.extend(msg.images.iter().flatten().map(|url| image_part(url)));
+                let mut event =
+                    self.event(line, ts, &record_type, Payload::Message(Message::from_parts(Role::User, parts)));
+                let kind_injected = msg.kind.as_deref().is_some_and(|k| k != "plain");
+                event.injected = kind_injected || is_injected_text(msg.message.as_deref().unwrap_or_default());
+                event.extra = object.leftovers(&["type", "message", "images"], None);
+                return Ok(Step::UserMessage(event));
+            }
+            "agent_message" => {
+                let text = msg.message.as_deref().unwrap_or_default().to_owned();
+                let mut message = Message::from_parts(Role::Assistant, vec![Part::Text { text }]);
+                message.phase = msg.phase.map(|p| p.into_owned());
+                let mut event = self.event(line, ts, &record_type, Payload::Message(message));
+                event.extra = object.leftovers(&["type", "message", "phase"], None);
+                return Ok(Step::AgentMessage(event));
+            }
+            "agent_reasoning" | "agent_reasoning_raw_content" => {
+                let text = msg.text.as_deref().unwrap_or_default().to_owned();
+                let raw_content = msg.event_type == "agent_reasoning_raw_content";
+                let reasoning = Reasoning {
+                    text: if raw_content { String::new() } else { text.clone() },
+                    raw_text: raw_content.then_some(text),
+                    encrypted: false,
+                    omitted: false,
+                    signature: None,
+                };
+                return Ok(Step::ReasoningEvent(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))));
+            }
+            "token_count" => {
+                // The mapper tells a model call from a re-emit.
+                facts.tokens = Some(Box::new((msg.info, data())));
+                return Ok(self.events(line, ts, &record_type, placeholder(), true));
+            }
+            "exec_command_end" | "mcp_tool_call_end" => {
+                let duration_ms = msg.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
+                let is_error =
+                    msg.result.and_then(|r| serde_json::from_str::<McpResult>(r.get()).ok()).and_then(|r| match r {
+                        McpResult::Ok(ok) => ok.is_error,
+                        McpResult::Err(_) => Some(true),
+                    });
+                let end = End { exit_code: msg.exit_code, duration_ms, is_error };
+                let event = self.event(line, ts, &record_type, meta(MetaType::System, data()));
+                return Ok(match msg.call_id {
+                    Some(call_id) => Step::OutputEnd { call_id: call_id.into_owned(), end, event },
+                    None => Step::Events { events: vec![event], transparent: false },
+                });
+            }
+            "patch_apply_end" => {
+                if let Some(call_id) = &msg.call_id {
+                    let end = End { exit_code: None, duration_ms: None, is_error: msg.success.map(|ok| !ok) };
+                    facts.end = Some((call_id.clone().into_owned(), end));
+                }
+                MetaType::System
+            }
+            "task_started" | "turn_started" => MetaType::TurnStart,
+            "task_complete" | "turn_complete" => MetaType::TurnEnd,
+            "turn_aborted" => MetaType::Interrupt,
+            "thread_rolled_back" | "undo_completed" => MetaType::Rollback,
+            "thread_name_updated" => {
+                let title = serde_json::json!({ "title": msg.thread_name, "source": "custom", "record": data() });
+                return Ok(self.events(line, ts, &record_type, meta(MetaType::Title, Json::from_value(&title)), false));
+            }
+            "context_compacted"
+            | "error"
+            | "warning"
+            | "web_search_end"
+            | "item_completed"
+            | "entered_review_mode"
+            | "exited_review_mode"
+            | "image_generation_end"
+            | "view_image_tool_call"
+            | "guardian_assessment"
+            | "dynamic_tool_call_request"
+            | "dynamic_tool_call_response"
+            | "thread_goal_updated"
+            | "sub_agent_activity"
+            | "turn_moderation_metadata"
+            | "thread_settings_applied"
+            | "stream_error"
+            | "model_reroute" => MetaType::System,
+            t if t.starts_with("collab_") => MetaType::System,
+            _ => MetaType::Unknown,
+        };
+        let payload =
+            if meta_type == MetaType::Unknown { unknown(Json::parse(line.text)?) } else { meta(meta_type, data()) };
+        Ok(self.events(line, ts, &record_type, payload, false))
+    }
+}
+
 impl Mapper {
     /// Maps a TypeScript-era document `{session, items}` (`codex-format.md` §9); `None` when
     /// `text` is not one, so that it is read line by line instead.
@@ -765,30 +819,83 @@ impl Mapper {
             Line { number: counted.1, offset: offset as u64, text: raw.get() }
         };
         let line = place(doc.session);
-        if self.session_meta(doc.session.get(), None).is_err() {
-            return Ok(None);
-        }
-        let header = self.event(line, None, "session", meta(MetaType::SessionStart, Json::from_raw(doc.session)));
-        let mut steps = vec![Step::Events { events: vec![header], transparent: false }];
+        let Ok(session) = header(doc.session.get()) else { return Ok(None) };
+        let event = Parser.event(line, None, "session", meta(MetaType::SessionStart, Json::from_raw(doc.session)));
+        let step = Step::Events { events: vec![event], transparent: false };
+        let mut lines = vec![Parsed { step, facts: Facts { header: Some(session), ..Facts::default() } }];
         for item in doc.items {
-            match self.item_step(place(item), None, item) {
-                Ok(step) => steps.push(step),
+            let mut facts = Facts::default();
+            match Parser.item_step(place(item), None, item, &mut facts) {
+                Ok(step) => lines.push(Parsed { step, facts }),
                 Err(_) => return Ok(None),
             }
         }
-        for step in steps {
-            self.apply(step, out)?;
+        for parsed in lines {
+            self.map(parsed, out)?;
         }
         LineMapper::finish(self, out)?;
         Ok(Some(()))
     }
 }
 
-impl LineMapper for Mapper {
-    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
-        let step = self.step(line)?;
-        self.apply(step, out)?;
-        Ok(())
+impl LineParser for Parser {
+    type Parsed = Parsed;
+
+    fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
+        let mut facts = Facts::default();
+        let step = self.step(line, &mut facts)?;
+        Ok(Parsed { step, facts })
+    }
+}
+
+impl LineMapper<Parsed> for Mapper {
+    fn map(&mut self, parsed: Parsed, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        let Parsed { mut step, facts } = parsed;
+        self.envelope |= facts.envelope;
+        let at = step.events_mut().first().and_then(|e| e.timestamp);
+        if let Some(header) = facts.header {
+            self.header(*header, at);
+        }
+        if let Some(turn) = facts.turn {
+            let (model, cwd) = *turn;
+            if model.is_some() {
+                self.context.model = model;
+            }
+            if cwd.is_some() {
+                self.context.cwd = cwd;
+            }
+        }
+        if let Some((call_id, name)) = facts.call {
+            self.tools.insert(call_id, name);
+        }
+        if let Some((call_id, end)) = facts.end {
+            self.ends.insert(call_id, end);
+        }
+        if let Some(tokens) = facts.tokens {
+            let (info, data) = *tokens;
+            let payload = self.token_count(info, data, at);
+            step.events_mut().iter_mut().for_each(|e| e.payload = payload.clone());
+        }
+        for event in step.events_mut() {
+            self.settle(event, facts.bare_item);
+        }
+        if let Step::Output(event) = &mut step
+            && let Payload::ToolOutput(o) = &mut event.payload
+            && let Some(call_id) = &o.call_id
+        {
+            let end = self.ends.remove(call_id).unwrap_or_default();
+            if let Some(name) = self.tools.get(call_id) {
+                o.name = Some(name.clone());
+            }
+            o.is_error = end.is_error;
+            o.exit_code = o.exit_code.or(end.exit_code);
+            o.duration_ms = o.duration_ms.or(end.duration_ms);
+        }
+        let step = match step {
+            Step::UserItem(event) if !self.envelope => Step::Events { events: vec![event], transparent: false },
+            step => step,
+        };
+        self.apply(step, out)
     }
 
     fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
@@ -798,6 +905,33 @@ impl LineMapper for Mapper {
         }
         Ok(())
     }
+}
+
+/// Reads a session header (`session_meta`).
+fn header(text: &str) -> Result<Box<Header>, Problem> {
+    let meta: SessionMeta<'_> = serde_json::from_str(text)?;
+    let spawn = meta
+        .source
+        .and_then(|s| serde_json::from_str::<raw::SubagentSource<'_>>(s.get()).ok())
+        .and_then(|s| s.subagent)
+        .map(|sub| {
+            let spawn = serde_json::from_str::<raw::ThreadSpawn<'_>>(sub.get()).ok().and_then(|t| t.thread_spawn);
+            let name = serde_json::from_str::<String>(sub.get()).ok();
+            let spawn_parent = spawn.as_ref().and_then(|s| s.parent_thread_id.as_deref().map(str::to_owned));
+            let spawn_name =
+                spawn.as_ref().and_then(|s| s.agent_nickname.as_deref().or(s.agent_path.as_deref()).map(str::to_owned));
+            (spawn_parent, spawn_name, name)
+        });
+    Ok(Box::new(Header {
+        id: meta.id.map(Cow::into_owned),
+        cwd: meta.cwd.map(Cow::into_owned),
+        cli_version: meta.cli_version.map(Cow::into_owned),
+        git_branch: meta.git.and_then(|g| g.branch).map(Cow::into_owned),
+        forked_from_id: meta.forked_from_id.map(Cow::into_owned),
+        spawn,
+        parent_thread_id: meta.parent_thread_id.map(Cow::into_owned),
+        agent_name: meta.agent_nickname.or(meta.agent_path).map(Cow::into_owned),
+    }))
 }
 
 /// A message item's payload and whether it is injected context; `None` for items with content
@@ -851,7 +985,7 @@ pub fn image_part(url: &str) -> Part {
 }
 
 /// `function_call.arguments`: a string holding JSON (parsed), or text that is not JSON (kept).
-fn arguments(raw: Option<&RawValue>) -> Result<(Option<Json>, Option<String>), LineError> {
+fn arguments(raw: Option<&RawValue>) -> Result<(Option<Json>, Option<String>), Problem> {
     let Some(raw) = raw else { return Ok((None, None)) };
     if !raw.get().starts_with('"') {
         return Ok((Some(Json::from_raw(raw)), None));
@@ -900,6 +1034,11 @@ fn meta(meta_type: MetaType, data: Json) -> Payload {
 
 fn unknown(data: Json) -> Payload {
     meta(MetaType::Unknown, data)
+}
+
+/// The payload of a `token_count` event until the mapper has read its counters.
+fn placeholder() -> Payload {
+    Payload::Meta(Meta { meta_type: MetaType::Unknown, data: None, usage: None })
 }
 
 /// The thread id in a rollout's file name (`rollout-2025-05-07T17-24-21-<uuid>.jsonl`), or the

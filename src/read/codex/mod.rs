@@ -61,7 +61,7 @@ impl Reader for Codex {
         let Input { name, mut bytes, .. } = input;
         let mut mapper = map::Mapper::new(name);
         if !is_document(bytes.fill_buf()?) {
-            return read_lines(Agent::Codex, name, bytes, &mut mapper, out);
+            return read_lines(Agent::Codex, name, bytes, &map::Parser, &mut mapper, out);
         }
         // A TypeScript-era rollout: one pretty-printed document, rewritten whole on every
         // change, so small; it is read at once.
@@ -76,6 +76,6 @@ impl Reader for Codex {
         }
         // Not a valid document after all: every line gets its own verdict.
         let mut mapper = map::Mapper::new(name);
-        read_lines(Agent::Codex, name, Box::new(io::Cursor::new(text)), &mut mapper, out)
+        read_lines(Agent::Codex, name, Box::new(io::Cursor::new(text)), &map::Parser, &mut mapper, out)
     }
 }

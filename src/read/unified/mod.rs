@@ -4,7 +4,7 @@
 use std::io;
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Input, Line, LineError, LineMapper, ReadReport, Reader, read_lines};
+use crate::read::{Emitter, Input, Line, LineMapper, LineParser, Problem, ReadReport, Reader, read_lines};
 
 /// The unified JSONL reader.
 pub struct Unified;
@@ -27,17 +27,24 @@ impl Reader for Unified {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        read_lines(Agent::ClaudeCode, input.name, input.bytes, &mut PassThrough, out)
+        read_lines(Agent::ClaudeCode, input.name, input.bytes, &PassThrough, &mut PassThrough, out)
     }
 }
 
 /// Parses each line as an event and hands it on as it is.
+#[derive(Clone, Copy)]
 struct PassThrough;
 
-impl LineMapper for PassThrough {
-    fn map_line(&mut self, line: Line<'_>, out: &mut Emitter<'_>) -> Result<(), LineError> {
-        let event: Event = crate::read::parse_object(line.text)?;
-        out.pass(event)?;
-        Ok(())
+impl LineParser for PassThrough {
+    type Parsed = Event;
+
+    fn parse(&self, line: Line<'_>) -> Result<Event, Problem> {
+        crate::read::parse_object(line.text)
+    }
+}
+
+impl LineMapper<Event> for PassThrough {
+    fn map(&mut self, event: Event, out: &mut Emitter<'_>) -> io::Result<()> {
+        out.pass(event)
     }
 }
