@@ -7,11 +7,15 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, IntoDeserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{Problem, parse_object};
 use crate::model::Json;
+
+/// A field a struct read with [`Object::get`] takes with [`Object::raw`] instead: declared so
+/// that a repeated key is still an error, but not read again.
+pub(crate) type RawField = Option<serde::de::IgnoredAny>;
 
 /// The fields of one JSON object, in source order, each value as its raw text.
 #[derive(Debug)]
@@ -50,6 +54,13 @@ impl<'a> Object<'a> {
     pub fn get<T: Deserialize<'a>>(&self) -> Result<T, serde_json::Error> {
         // On an error, the text is read again for an error that points into it.
         T::deserialize(Fields(self)).or_else(|_| serde_json::from_str(self.text))
+    }
+
+    /// The raw value of the field `key`; `None` when it is absent or `null`.
+    ///
+    /// Structs read with [`Object::get`] declare such fields as [`RawField`].
+    pub fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        self.fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v).filter(|v| v.get() != "null")
     }
 
     /// The fields whose keys are not in `carried`, sorted by key, with `nested` (a field and
@@ -108,7 +119,7 @@ impl<'de> Deserializer<'de> for Fields<'_, 'de> {
     type Error = serde_json::Error;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        let fields = self.0.fields.iter().map(|(k, v)| (k.as_ref(), *v));
+        let fields = self.0.fields.iter().map(|(k, v)| (k.as_ref(), FieldValue(v)));
         visitor.visit_map(MapDeserializer::new(fields))
     }
 
@@ -118,14 +129,98 @@ impl<'de> Deserializer<'de> for Fields<'_, 'de> {
         names: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        let fields = self.0.fields.iter().filter(|(k, _)| names.contains(&k.as_ref())).map(|(k, v)| (k.as_ref(), *v));
-        visitor.visit_map(MapDeserializer::new(fields))
+        let fields = self.0.fields.iter().filter(|(k, _)| names.contains(&k.as_ref()));
+        visitor.visit_map(MapDeserializer::new(fields.map(|(k, v)| (k.as_ref(), FieldValue(v)))))
     }
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
         bytes byte_buf option unit unit_struct newtype_struct seq tuple
         tuple_struct map enum identifier ignored_any
+    }
+}
+
+/// One field's value as [`Fields`] hands it on: parsed from its raw text, except that a value
+/// the struct ignores is not read again (it was checked when the object was read).
+struct FieldValue<'a>(&'a RawValue);
+
+impl<'de> IntoDeserializer<'de, serde_json::Error> for FieldValue<'de> {
+    type Deserializer = Self;
+
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// Forwards `deserialize_*` methods taking only a visitor to the raw value.
+macro_rules! forward_to_raw {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.0.$method(visitor)
+        }
+    )*};
+}
+
+impl<'de> Deserializer<'de> for FieldValue<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_unit()
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        if self.0.get() == "null" { visitor.visit_none() } else { visitor.visit_some(self) }
+    }
+
+    forward_to_raw! {
+        deserialize_any deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+        deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64 deserialize_u128
+        deserialize_f32 deserialize_f64 deserialize_char deserialize_str deserialize_string
+        deserialize_bytes deserialize_byte_buf deserialize_unit deserialize_seq deserialize_map
+        deserialize_identifier
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_unit_struct(name, visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_newtype_struct(name, visitor)
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(self, len: usize, visitor: V) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_tuple(len, visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_tuple_struct(name, len, visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_struct(name, fields, visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_enum(name, variants, visitor)
     }
 }
 
@@ -160,6 +255,22 @@ mod tests {
         assert_eq!(left.unwrap().get(), r#"{"k":true}"#);
         let left = object.leftovers(&[], Some(("message", inner.leftovers(&[], None))));
         assert_eq!(left.unwrap().get(), r#"{"k":true,"message":{"id":1}}"#);
+    }
+
+    #[derive(Deserialize)]
+    struct WithRaw {
+        #[serde(rename = "payload")]
+        _payload: RawField,
+    }
+
+    #[test]
+    fn a_raw_field_is_taken_as_it_is_and_a_repeated_one_is_still_an_error() {
+        let object = Object::parse(r#"{"payload":{"a":[1,"x\"y"]},"none":null}"#).unwrap();
+        assert!(object.get::<WithRaw>().is_ok());
+        assert_eq!(object.raw("payload").unwrap().get(), r#"{"a":[1,"x\"y"]}"#);
+        assert!(object.raw("none").is_none() && object.raw("absent").is_none());
+        let repeated = Object::parse(r#"{"payload":1,"payload":2}"#).unwrap();
+        assert!(repeated.get::<WithRaw>().is_err());
     }
 
     #[test]

@@ -56,6 +56,7 @@ const USER_SHELL: &str = "user-shell:";
 
 /// A `user` or `assistant` line: its record, and its `message` read as an object.
 struct ChatLine<'o, 'a> {
+    object: &'o Object<'a>,
     record: &'o Record<'a>,
     message: Option<&'o Result<Object<'a>, serde_json::Error>>,
     line: Line<'a>,
@@ -66,6 +67,11 @@ impl<'a> ChatLine<'_, 'a> {
     fn message(&self) -> Result<Option<RawMessage<'a>>, Problem> {
         let Some(message) = self.message else { return Ok(None) };
         Ok(Some(message.as_ref().map_err(Problem::from_json)?.get()?))
+    }
+
+    /// The message's `content`, once [`ChatLine::message`] has read the message.
+    fn content(&self) -> Option<&'a RawValue> {
+        self.message.and_then(|m| m.as_ref().ok()).and_then(|m| m.raw("content"))
     }
 }
 
@@ -283,16 +289,16 @@ impl Parser {
             // The summary that replaces the history after compaction: not something the user said.
             return Ok(vec![with(head, meta(MetaType::Compaction, Json::parse(line.text)?))]);
         }
-        let Some(message) = chat.message()? else {
+        if chat.message()?.is_none() {
             return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
-        };
+        }
         let injected = record.is_meta || record.source_tool_use_id.is_some();
         let mut turn = UserTurn::default();
-        match message.content.map(Content::parse).transpose()?.flatten() {
+        match chat.content().map(Content::parse).transpose()?.flatten() {
             None => {}
             Some(Content::Text(text)) => turn.text(head, &text, injected),
             Some(Content::Blocks(blocks)) => {
-                let mut structured = record.tool_use_result;
+                let mut structured = chat.object.raw("toolUseResult");
                 for raw in blocks {
                     // A block of a shape this reader does not know is kept whole.
                     let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
@@ -325,7 +331,7 @@ impl Parser {
         head.response_id = message.id.as_deref().map(str::to_owned);
         head.context.model = message.model.as_deref().map(str::to_owned);
         let mut events = Vec::new();
-        match message.content.map(Content::parse).transpose()?.flatten() {
+        match chat.content().map(Content::parse).transpose()?.flatten() {
             None => events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, Vec::new())))),
             Some(Content::Text(text)) => {
                 let parts = vec![Part::Text { text: text.into_owned() }];
@@ -488,12 +494,17 @@ impl LineParser for Parser {
         };
         let head = self.head(&record, line, &mut parsed);
         let record_type = record.record_type.as_deref().unwrap_or_default();
-        let message = record.message.filter(|_| matches!(record_type, "user" | "assistant")).map(Object::from_raw);
+        let message =
+            object.raw("message").filter(|_| matches!(record_type, "user" | "assistant")).map(Object::from_raw);
         let mut events = match record_type {
-            "user" => self.user(&head, &ChatLine { record: &record, message: message.as_ref(), line })?,
-            "assistant" => {
-                self.assistant(&head, &ChatLine { record: &record, message: message.as_ref(), line }, &mut parsed)?
+            "user" => {
+                self.user(&head, &ChatLine { object: &object, record: &record, message: message.as_ref(), line })?
             }
+            "assistant" => self.assistant(
+                &head,
+                &ChatLine { object: &object, record: &record, message: message.as_ref(), line },
+                &mut parsed,
+            )?,
             "system" => vec![Self::system(&head, &record, line)?],
             "summary" => {
                 let title = record.summary.as_deref().unwrap_or_default().to_owned();

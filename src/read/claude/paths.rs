@@ -10,7 +10,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use super::raw::{Block, Content, Message, Record, ResultFacts, Sidecar};
+use super::raw::{Block, Content, ResultFacts, Sidecar};
+use crate::read::Object;
 
 /// Claude Code's config roots: each entry of `$CLAUDE_CONFIG_DIR` (a comma-separated list), else
 /// `~/.claude` and `$XDG_CONFIG_HOME/claude` (default `~/.config/claude`); duplicates removed.
@@ -80,16 +81,17 @@ pub fn spawning_call(path: &Path, agent_id: &str) -> Option<String> {
         if !line.contains(&needle) || !line.contains("toolUseResult") {
             continue;
         }
-        let Ok(record) = serde_json::from_str::<Record<'_>>(&line) else { continue };
+        let Ok(record) = Object::parse(line.trim_end()) else { continue };
         let names_agent = record
-            .tool_use_result
+            .raw("toolUseResult")
             .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
             .is_some_and(|facts| facts.agent_id.as_deref() == Some(agent_id));
         if !names_agent {
             continue;
         }
-        let message = record.message.and_then(|m| serde_json::from_str::<Message<'_>>(m.get()).ok())?;
-        let Some(Content::Blocks(blocks)) = message.content.and_then(|c| Content::parse(c).ok().flatten()) else {
+        let message = record.raw("message").and_then(|m| Object::from_raw(m).ok())?;
+        let Some(Content::Blocks(blocks)) = message.raw("content").and_then(|c| Content::parse(c).ok().flatten())
+        else {
             continue;
         };
         for raw in blocks {

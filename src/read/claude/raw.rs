@@ -9,6 +9,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::read::RawField;
+
 /// The fields of any record that the mapper reads; `message` is parsed according to `type`.
 #[derive(Debug, Deserialize)]
 pub struct Record<'a> {
@@ -44,10 +46,11 @@ pub struct Record<'a> {
     pub source_tool_use_id: Option<Cow<'a, str>>,
     #[serde(rename = "requestId", borrow)]
     pub request_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub message: Option<&'a RawValue>,
-    #[serde(rename = "toolUseResult", borrow)]
-    pub tool_use_result: Option<&'a RawValue>,
+    /// Read with [`Object::raw`](crate::read::Object::raw), as are the other [`RawField`]s.
+    #[serde(rename = "message")]
+    _message: RawField,
+    #[serde(rename = "toolUseResult")]
+    _tool_use_result: RawField,
     /// `summary` records: the title text.
     #[serde(borrow)]
     pub summary: Option<Cow<'a, str>>,
@@ -67,8 +70,8 @@ pub struct Message<'a> {
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub content: Option<&'a RawValue>,
+    #[serde(rename = "content")]
+    _content: RawField,
     pub usage: Option<Usage>,
 }
 

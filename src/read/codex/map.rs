@@ -583,7 +583,7 @@ impl Parser {
 
     fn item_step(&self, line: Line<'_>, ts: Option<&str>, raw: &RawValue, facts: &mut Facts) -> Result<Step, Problem> {
         let object = Object::from_raw(raw)?;
-        let mut step = self.item_step_inner(line, ts, raw, object.get()?, facts)?;
+        let mut step = self.item_step_inner(line, ts, raw, &object, facts)?;
         // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
         // item's first event; meta events hold the whole item already.
         const CARRIED: [&str; 11] = [
@@ -612,9 +612,10 @@ impl Parser {
         line: Line<'_>,
         ts: Option<&str>,
         raw: &RawValue,
-        item: Item<'_>,
+        object: &Object<'_>,
         facts: &mut Facts,
     ) -> Result<Step, Problem> {
+        let item: Item<'_> = object.get()?;
         let record_type = if ts.is_some() || facts.envelope {
             format!("response_item/{}", item.item_type)
         } else {
@@ -639,7 +640,7 @@ impl Parser {
             "reasoning" => {
                 let text = join(item.summary.iter().flatten());
                 let raw_text = item.content.as_ref().map(|c| join(c.iter())).filter(|t| !t.is_empty());
-                let encrypted = item.encrypted_content.is_some_and(|e| e.get() != "null");
+                let encrypted = object.raw("encrypted_content").is_some();
                 let reasoning = Reasoning {
                     omitted: text.is_empty() && raw_text.is_none(),
                     text,
@@ -655,12 +656,12 @@ impl Parser {
                     _ => item.name.as_deref().unwrap_or_default().to_owned(),
                 };
                 let (input, input_text) = match item.item_type.as_ref() {
-                    "function_call" => arguments(item.arguments)?,
+                    "function_call" => arguments(object.raw("arguments"))?,
                     "custom_tool_call" => match item.input.as_deref() {
                         Some(text) => json_or_text(text),
                         None => (None, None),
                     },
-                    _ => (item.action.map(Json::from_raw), None),
+                    _ => (object.raw("action").map(Json::from_raw), None),
                 };
                 let call_id =
                     item.call_id.as_deref().or(item.id.as_deref().filter(|_| item.item_type == "local_shell_call"));
@@ -671,7 +672,7 @@ impl Parser {
                 one(self, Payload::ToolCall(ToolCall { call_id, name, input, input_text }))
             }
             "function_call_output" | "custom_tool_call_output" => {
-                let out = match item.output {
+                let out = match object.raw("output") {
                     None => output::Output::default(),
                     Some(raw) => output::parse(raw)?,
                 };
@@ -748,8 +749,10 @@ impl Parser {
             }
             "exec_command_end" | "mcp_tool_call_end" => {
                 let duration_ms = msg.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
-                let is_error =
-                    msg.result.and_then(|r| serde_json::from_str::<McpResult>(r.get()).ok()).and_then(|r| match r {
+                let is_error = object
+                    .raw("result")
+                    .and_then(|r| serde_json::from_str::<McpResult>(r.get()).ok())
+                    .and_then(|r| match r {
                         McpResult::Ok(ok) => ok.is_error,
                         McpResult::Err(_) => Some(true),
                     });

@@ -9,6 +9,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::read::RawField;
+
 /// Any rollout line: the envelope (`timestamp`, `type`, `payload`) or a bare legacy line.
 #[derive(Debug, Deserialize)]
 pub struct Line<'a> {
@@ -113,23 +115,24 @@ pub struct Item<'a> {
     #[serde(borrow)]
     pub phase: Option<Cow<'a, str>>,
     pub summary: Option<Vec<ContentItem<'a>>>,
-    #[serde(borrow)]
-    pub encrypted_content: Option<&'a RawValue>,
+    /// Read with [`Object::raw`](crate::read::Object::raw), as are the other [`RawField`]s.
+    #[serde(rename = "encrypted_content")]
+    _encrypted_content: RawField,
     #[serde(borrow)]
     pub name: Option<Cow<'a, str>>,
     /// `function_call`: a string holding JSON; `tool_search_call`: JSON.
-    #[serde(borrow)]
-    pub arguments: Option<&'a RawValue>,
+    #[serde(rename = "arguments")]
+    _arguments: RawField,
     #[serde(borrow)]
     pub call_id: Option<Cow<'a, str>>,
     /// `custom_tool_call`: free text.
     #[serde(borrow)]
     pub input: Option<Cow<'a, str>>,
     /// Tool output: a string or an array of content items.
-    #[serde(borrow)]
-    pub output: Option<&'a RawValue>,
-    #[serde(borrow)]
-    pub action: Option<&'a RawValue>,
+    #[serde(rename = "output")]
+    _output: RawField,
+    #[serde(rename = "action")]
+    _action: RawField,
 }
 
 /// A `ContentItem` of a message, a summary part or a raw reasoning part.
@@ -167,8 +170,9 @@ pub struct EventMsg<'a> {
     pub exit_code: Option<i64>,
     pub duration: Option<Duration>,
     pub success: Option<bool>,
-    #[serde(borrow)]
-    pub result: Option<&'a RawValue>,
+    /// Read with [`Object::raw`](crate::read::Object::raw).
+    #[serde(rename = "result")]
+    _result: RawField,
     #[serde(borrow)]
     pub thread_name: Option<Cow<'a, str>>,
 }
