@@ -165,7 +165,7 @@ pub fn shard(groups: Vec<Group>, k: u32, n: u32) -> Vec<Group> {
     groups
         .into_iter()
         .filter(|g| {
-            let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, g.key.as_bytes());
+            let id = agentlog::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, g.key.as_bytes());
             (id.as_u128() % u128::from(n)) as u32 == k - 1
         })
         .collect()

@@ -73,7 +73,8 @@ impl Manifest {
     /// When the file cannot be read to hash it.
     pub fn record(&mut self, path: &str, reader: &str) -> io::Result<()> {
         let (size, modified_ns) = stat(Path::new(path))?;
-        let mut hasher = sha1_smol::Sha1::new();
+        use sha1::Digest as _;
+        let mut hasher = sha1::Sha1::new();
         let mut file = std::fs::File::open(path)?;
         let mut buf = vec![0; 256 * 1024];
         loop {
@@ -83,7 +84,7 @@ impl Manifest {
             }
             hasher.update(&buf[..n]);
         }
-        let entry = Entry { size, modified_ns, sha1: hasher.digest().to_string(), reader: reader.to_owned() };
+        let entry = Entry { size, modified_ns, sha1: hex(&hasher.finalize()), reader: reader.to_owned() };
         self.files.insert(path.to_owned(), entry);
         Ok(())
     }
@@ -108,4 +109,9 @@ fn stat(path: &Path) -> io::Result<(u64, u128)> {
 /// The output directory of an incremental run.
 pub fn directory(output: &Option<PathBuf>) -> Option<&Path> {
     output.as_deref().filter(|p| agentlog::write::is_directory_target(p))
+}
+
+/// Bytes as lower-case hexadecimal.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

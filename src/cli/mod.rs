@@ -173,7 +173,7 @@ fn run_id(inputs: &[inputs::InputSpec], shard: Option<(u32, u32)>) -> String {
     if let Some((k, n)) = shard {
         names.push(format!("shard {k}/{n}"));
     }
-    let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
+    let id = agentlog::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
     id.simple().to_string()[..12].to_owned()
 }
 

@@ -34,8 +34,16 @@ impl EventKey<'_> {
         write!(name, "{agent}\n{}\n{}\n{}\n{}", self.session_id, self.file_name, self.line, self.slot)
             .expect("writing to a Vec cannot fail");
         let mut text = [0; uuid::fmt::Hyphenated::LENGTH];
-        Uuid::new_v5(&NAMESPACE, &name).hyphenated().encode_lower(&mut text).to_owned()
+        uuid_v5(&NAMESPACE, &name).hyphenated().encode_lower(&mut text).to_owned()
     }
+}
+
+/// The name-based (SHA-1) UUID of `name` in `namespace` (RFC 9562 §5.5).
+pub fn uuid_v5(namespace: &Uuid, name: &[u8]) -> Uuid {
+    use sha1::Digest as _;
+    let hash = sha1::Sha1::new().chain_update(namespace.as_bytes()).chain_update(name).finalize();
+    let bytes = hash[..16].try_into().expect("a SHA-1 hash has 20 bytes");
+    uuid::Builder::from_sha1_bytes(bytes).into_uuid()
 }
 
 #[cfg(test)]
@@ -50,6 +58,13 @@ mod tests {
     fn namespace_is_the_v5_uuid_of_the_documented_url() {
         let expected = Uuid::new_v5(&Uuid::NAMESPACE_URL, b"https://agentlog.dev/event");
         assert_eq!(NAMESPACE, expected);
+    }
+
+    #[test]
+    fn uuid_v5_agrees_with_the_uuid_crate() {
+        for name in [&b""[..], b"x", b"claude_code\ns1\nf.jsonl\n1\n0", &[7; 200]] {
+            assert_eq!(uuid_v5(&NAMESPACE, name), Uuid::new_v5(&NAMESPACE, name));
+        }
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub use event::{
     Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     Usage,
 };
-pub use id::{EventKey, USAGE_SLOT};
+pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry, walk_document};
 pub use json::Json;
 pub use session::{Counts, Diagnostic, Relation, SessionSummary, SessionTally, UsageTotals};

@@ -409,7 +409,7 @@ impl Lines<'_> {
 }
 
 fn parse_line<P: LineParser>(parser: &P, line: &ChunkLine, content: &[u8]) -> Result<P::Parsed, Problem> {
-    match std::str::from_utf8(content) {
+    match simdutf8::compat::from_utf8(content) {
         Err(e) => Err(Problem::invalid_utf8(e.valid_up_to())),
         Ok(text) => parser.parse(Line { number: line.number, offset: line.offset, text }),
     }
