@@ -6,8 +6,8 @@
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
 # agentlog to unified JSONL, Parquet and interchange, and DuckDB's JSON-to-Parquet COPY on the
-# same files; each with wall time (best of RUNS, default 2), MB/s of input and peak RSS
-# (/usr/bin/time, the highest of the runs). Ratios compare
+# same files; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
+# the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
 # converts one file of at least 500 MB. Needs python3; installs duckdb from PyPI if missing.
 set -euo pipefail
@@ -37,38 +37,40 @@ fi
 BIGSIZE=$(stat -c %s "$BIG")
 
 TIMES=$(mktemp)
-declare -A MBS
-# Runs a command RUNS times (default 2) and prints its fastest run: wall seconds, MB/s of input,
-# peak RSS. A failed run fails the row, so an error never passes for a fast time.
-row() { # label threads bytes command...
-  local label=$1 threads=$2 bytes=$3; shift 3
-  local best="" kb=0 secs rss
-  for _ in $(seq "${RUNS:-2}"); do
-    rm -rf "$OUT"/*
-    sync
-    if ! /usr/bin/time -f '%e %M' -o "$TIMES" "$@" >/dev/null 2>"$OUT.err"; then
-      MBS["$label/$threads"]=0
-      printf '| %s | %s | failed: %s | | |\n' "$label" "$threads" "$(grep -v '^[[:space:]]*$' "$OUT.err" | head -n 1 | cut -c1-80)"
-      return
-    fi
-    read -r secs rss < <(tail -n 1 "$TIMES")
-    if [ -z "$best" ] || awk -v a="$secs" -v b="$best" 'BEGIN {exit !(a < b)}'; then best=$secs; fi
-    [ "$rss" -gt "$kb" ] && kb=$rss
-  done
-  local mbs
-  mbs=$(awk -v b="$bytes" -v s="$best" 'BEGIN {printf "%.1f", b / 1e6 / s}')
-  MBS["$label/$threads"]=$mbs
-  printf '| %s | %s | %.2f | %s | %d |\n' "$label" "$threads" "$best" "$mbs" $((kb / 1024))
+ROWS=()
+declare -A LABEL THREADS BYTES CMD BEST CPU RSS MBS FAILED
+# Declares a row: label, threads, input bytes, command.
+row() {
+  local key="$1/$2"
+  ROWS+=("$key")
+  LABEL[$key]=$1 THREADS[$key]=$2 BYTES[$key]=$3
+  shift 3
+  CMD[$key]=$(printf '%q ' "$@")
 }
+# Runs a row's command once, keeping its fastest wall time (and that run's CPU time) and its
+# highest peak RSS. A failed run fails the row, so an error never passes for a fast time.
+run() {
+  local key=$1 secs rss user sys
+  rm -rf "${OUT:?}"/*
+  sync
+  if ! eval "/usr/bin/time -f '%e %M %U %S' -o '$TIMES' ${CMD[$key]}" >/dev/null 2>"$OUT.err"; then
+    FAILED[$key]=$(grep -v '^[[:space:]]*$' "$OUT.err" | head -n 1 | cut -c1-80)
+    return
+  fi
+  read -r secs rss user sys < <(tail -n 1 "$TIMES")
+  if [ -z "${BEST[$key]:-}" ] || awk -v a="$secs" -v b="${BEST[$key]}" 'BEGIN {exit !(a < b)}'; then
+    BEST[$key]=$secs
+    CPU[$key]=$(awk -v u="$user" -v s="$sys" 'BEGIN {printf "%.2f", u + s}')
+  fi
+  [ "$rss" -gt "${RSS[$key]:-0}" ] && RSS[$key]=$rss
+  return 0
+}
+# Stolen CPU time so far (clock ticks, all CPUs): time the hypervisor ran something else.
+steal() { awk '/^cpu / {print $9}' /proc/stat; }
 
 cat "$(find "$CORPUS" -type f | head -1)" > /dev/null   # warm the page cache
 find "$CORPUS" -type f -exec cat {} + > /dev/null
 
-echo "Corpus: $CORPUS, $FILES files, $((SIZE / 1000000)) MB; one file of $((BIGSIZE / 1000000)) MB."
-echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)."
-echo
-echo "| what | threads | seconds | MB/s | peak RSS MB |"
-echo "|---|---|---|---|---|"
 row "cat > /dev/null" 1 "$SIZE" sh -c "find '$CORPUS' -type f -exec cat {} + > /dev/null"
 for t in 1 2; do
   row "parse into serde_json::Value" $t "$SIZE" ./target/release/examples/parse_baseline "$CORPUS" $t
@@ -76,7 +78,7 @@ for t in 1 2; do
   row "agentlog --to parquet" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t -o "$OUT/events.parquet"
   # union_by_name=true would keep every file's columns, but DuckDB runs out of memory
   # (18.8 GiB) binding it on this corpus; without it the schema is inferred from a sample.
-  # The script fails the row unless every input line becomes a row.
+  # The row fails unless every input line becomes a row.
   row "DuckDB COPY read_json_auto to Parquet" $t "$SIZE" python3 -c "
 import duckdb
 c = duckdb.connect(); c.execute('SET threads=$t')
@@ -86,6 +88,34 @@ assert rows == $LINES, f'DuckDB wrote {rows} rows for $LINES lines'"
 done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
+
+# Rounds go through every row in turn, so that each row's best run is drawn from the whole
+# run's time rather than from one noisy minute.
+STEAL0=$(steal) START=$(date +%s)
+for _ in $(seq "${RUNS:-3}"); do
+  for key in "${ROWS[@]}"; do
+    [ -n "${FAILED[$key]:-}" ] || run "$key"
+  done
+done
+STOLEN=$(awk -v t="$(( $(steal) - STEAL0 ))" -v s="$(( $(date +%s) - START ))" -v n="$(nproc)" \
+  'BEGIN {printf "%.0f", 100 * t / 100 / (s * n)}')
+
+echo "Corpus: $CORPUS, $FILES files, $((SIZE / 1000000)) MB; one file of $((BIGSIZE / 1000000)) MB."
+echo "Machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)."
+echo "Best of ${RUNS:-3} interleaved rounds; the hypervisor took ${STOLEN}% of the CPU time during the run (steal)."
+echo
+echo "| what | threads | seconds | MB/s | CPU s | peak RSS MB |"
+echo "|---|---|---|---|---|---|"
+for key in "${ROWS[@]}"; do
+  if [ -n "${FAILED[$key]:-}" ]; then
+    MBS[$key]=0
+    printf '| %s | %s | failed: %s | | | |\n' "${LABEL[$key]}" "${THREADS[$key]}" "${FAILED[$key]}"
+    continue
+  fi
+  MBS[$key]=$(awk -v b="${BYTES[$key]}" -v s="${BEST[$key]}" 'BEGIN {printf "%.1f", b / 1e6 / s}')
+  printf '| %s | %s | %.2f | %s | %s | %d |\n' "${LABEL[$key]}" "${THREADS[$key]}" "${BEST[$key]}" "${MBS[$key]}" \
+    "${CPU[$key]}" $((RSS[$key] / 1024))
+done
 echo
 ratio() { awk -v a="${MBS[$1]}" -v b="${MBS[$2]}" 'BEGIN {printf "%.2f", a / b}'; }
 echo "| ratio | 1 thread | 2 threads |"
