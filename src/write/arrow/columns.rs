@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
+    ArrayBuilder, BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow_array::types::Int32Type;
@@ -289,7 +289,9 @@ impl EventColumns {
 
     /// Appends one event as a row.
     pub fn append(&mut self, e: &Event) {
-        let json = |j: &Option<Json>| j.as_ref().map(|j| j.get().to_owned());
+        fn json(j: &Option<Json>) -> Option<&str> {
+            j.as_ref().map(Json::get)
+        }
         let mut bytes = e.id.len() + e.session_id.len() + 64;
         let mut text = |b: &mut StringBuilder, v: Option<&str>| {
             bytes += v.map_or(0, str::len);
@@ -309,7 +311,7 @@ impl EventColumns {
         text(&mut self.record_id, e.record_id.as_deref());
         text(&mut self.parent_record_id, e.parent_record_id.as_deref());
         text(&mut self.response_id, e.response_id.as_deref());
-        text(&mut self.extra, json(&e.extra).as_deref());
+        text(&mut self.extra, json(&e.extra));
         self.injected.append_value(e.injected);
         self.copied.append_value(e.copied);
         self.rolled_back.append_value(e.rolled_back);
@@ -391,10 +393,10 @@ impl EventColumns {
         self.encrypted.append_option(encrypted);
         self.omitted.append_option(omitted);
         text(&mut self.signature, signature);
-        text(&mut self.tool_input, tool_input.as_deref());
+        text(&mut self.tool_input, tool_input);
         text(&mut self.tool_input_text, tool_input_text);
-        text(&mut self.tool_result, tool_result.as_deref());
-        text(&mut self.data, data.as_deref());
+        text(&mut self.tool_result, tool_result);
+        text(&mut self.data, data);
         self.rows += 1;
         self.bytes += bytes;
     }
@@ -407,20 +409,25 @@ impl EventColumns {
         let preserve = self.preserve_dictionaries;
         let dict =
             |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
-        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.id.finish())];
+        // The next batch is likely as big: sizing its builders now saves growing them again.
+        let text = |b: &mut StringBuilder| -> ArrayRef {
+            let (rows, bytes) = (ArrayBuilder::len(b), b.values_slice().len());
+            Arc::new(std::mem::replace(b, StringBuilder::with_capacity(rows, bytes)).finish())
+        };
+        let mut columns: Vec<ArrayRef> = vec![text(&mut self.id)];
         if self.with_agent {
             columns.push(dict(&mut self.agent));
         }
         columns.extend([
-            Arc::new(self.session_id.finish()) as ArrayRef,
+            text(&mut self.session_id),
             Arc::new(self.seq.finish()),
             Arc::new(self.timestamp.finish()),
             dict(&mut self.kind),
             dict(&mut self.role),
             dict(&mut self.meta_type),
-            Arc::new(self.text.finish()),
+            text(&mut self.text),
             dict(&mut self.tool_name),
-            Arc::new(self.call_id.finish()),
+            text(&mut self.call_id),
             dict(&mut self.model),
             Arc::new(self.is_error.finish()),
             Arc::new(self.exit_code.finish()),
@@ -430,12 +437,12 @@ impl EventColumns {
             Arc::new(self.copied.finish()),
             Arc::new(self.rolled_back.finish()),
             Arc::new(self.is_sidechain.finish()),
-            Arc::new(self.agent_id.finish()),
-            Arc::new(self.parent_session_id.finish()),
-            Arc::new(self.parent_call_id.finish()),
-            Arc::new(self.record_id.finish()),
-            Arc::new(self.parent_record_id.finish()),
-            Arc::new(self.response_id.finish()),
+            text(&mut self.agent_id),
+            text(&mut self.parent_session_id),
+            text(&mut self.parent_call_id),
+            text(&mut self.record_id),
+            text(&mut self.parent_record_id),
+            text(&mut self.response_id),
             dict(&mut self.cwd),
             dict(&mut self.git_branch),
             dict(&mut self.agent_version),
@@ -444,16 +451,16 @@ impl EventColumns {
             Arc::new(self.source_byte_offset.finish()),
             dict(&mut self.source_record_type),
             dict(&mut self.phase),
-            Arc::new(self.parts.finish()),
-            Arc::new(self.raw_text.finish()),
+            text(&mut self.parts),
+            text(&mut self.raw_text),
             Arc::new(self.encrypted.finish()),
             Arc::new(self.omitted.finish()),
-            Arc::new(self.signature.finish()),
-            Arc::new(self.tool_input.finish()),
-            Arc::new(self.tool_input_text.finish()),
-            Arc::new(self.tool_result.finish()),
-            Arc::new(self.data.finish()),
-            Arc::new(self.extra.finish()),
+            text(&mut self.signature),
+            text(&mut self.tool_input),
+            text(&mut self.tool_input_text),
+            text(&mut self.tool_result),
+            text(&mut self.data),
+            text(&mut self.extra),
         ]);
         self.rows = 0;
         self.bytes = 0;
