@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
+    BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow_array::types::Int32Type;
@@ -409,11 +409,7 @@ impl EventColumns {
         let preserve = self.preserve_dictionaries;
         let dict =
             |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
-        // The next batch is likely as big: sizing its builders now saves growing them again.
-        let text = |b: &mut StringBuilder| -> ArrayRef {
-            let (rows, bytes) = (ArrayBuilder::len(b), b.values_slice().len());
-            Arc::new(std::mem::replace(b, StringBuilder::with_capacity(rows, bytes)).finish())
-        };
+        let text = |b: &mut StringBuilder| -> ArrayRef { Arc::new(b.finish()) };
         let mut columns: Vec<ArrayRef> = vec![text(&mut self.id)];
         if self.with_agent {
             columns.push(dict(&mut self.agent));
