@@ -19,10 +19,12 @@ fn main() {
         .filter(|e| e.file_type().is_file() && e.file_name().to_string_lossy().ends_with(".jsonl"))
         .map(|e| (e.metadata().map_or(0, |m| m.len()), e.into_path()))
         .collect();
+    // Largest first, one file per task: the few large files spread over the threads.
     files.sort_by(|a, b| b.cmp(a));
     let started = Instant::now();
     let (bytes, lines): (u64, u64) = files
         .par_iter()
+        .with_max_len(1)
         .map(|(size, path)| {
             let mut reader = BufReader::new(std::fs::File::open(path).expect("a readable file"));
             let mut line = Vec::new();
