@@ -9,6 +9,8 @@ use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
 
 fn main() {
+    // One thread, like the baseline: readers would otherwise parse large inputs on the whole pool.
+    rayon::ThreadPoolBuilder::new().num_threads(1).build_global().expect("the only pool");
     divan::main();
 }
 
