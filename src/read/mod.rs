@@ -247,7 +247,8 @@ pub fn read_lines<P: LineParser>(
     mapper: &mut dyn LineMapper<P::Parsed>,
     out: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadReport> {
-    let mut lines = Lines { name, report: ReadReport::default(), number: 0, offset: 0, spare: Vec::new() };
+    let mut lines =
+        Lines { name, report: ReadReport::default(), number: 0, offset: 0, at_end: false, spare: Vec::new() };
     let mut emitter = Emitter::new(agent, name, out);
     // Waiting for the pool from inside it could leave no thread to do the work.
     if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
@@ -267,15 +268,17 @@ struct Lines<'n> {
     /// Lines read so far, blank ones included.
     number: u64,
     offset: u64,
+    /// Whether the input has ended: it is not read again (a terminal would wait for more).
+    at_end: bool,
     /// Chunk buffers already mapped, to be filled again.
     spare: Vec<Vec<u8>>,
 }
 
-/// One non-blank line of a [`Chunk`].
+/// One non-blank line: where it is in the input, and where in the buffer it was read into.
 struct ChunkLine {
     number: u64,
     offset: u64,
-    /// The line's bytes within the chunk, without the line ending.
+    /// The line's bytes within the buffer, without the line ending.
     range: std::ops::Range<usize>,
     terminated: bool,
 }
@@ -316,12 +319,10 @@ impl Lines<'_> {
     ) -> io::Result<()> {
         type Parsed<T> = std::thread::Result<Vec<Result<T, Problem>>>;
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
-        let mut at_end = false;
         loop {
-            while !at_end && pending.len() < CHUNKS_AHEAD {
+            while !self.at_end && pending.len() < CHUNKS_AHEAD {
                 let chunk = self.next_chunk(&mut *bytes)?;
                 if chunk.lines.is_empty() {
-                    at_end = true;
                     break;
                 }
                 let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
@@ -365,10 +366,11 @@ impl Lines<'_> {
     /// Appends the next non-blank line to `buf` (from `start`, blank lines dropped); `None` at
     /// the end of input.
     fn next_line(&mut self, bytes: &mut dyn BufRead, buf: &mut Vec<u8>, start: usize) -> io::Result<Option<ChunkLine>> {
-        loop {
+        while !self.at_end {
             let read = bytes.read_until(b'\n', buf)?;
             if read == 0 {
-                return Ok(None);
+                self.at_end = true;
+                break;
             }
             self.number += 1;
             let offset = self.offset;
@@ -383,6 +385,7 @@ impl Lines<'_> {
             let range = start..start + content.len();
             return Ok(Some(ChunkLine { number: self.number, offset, range, terminated }));
         }
+        Ok(None)
     }
 
     /// Counts one parsed line; keeps its diagnostic if it failed.
@@ -483,4 +486,48 @@ pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<std::ffi::OsString>, rel: &s
 /// Parses an RFC 3339 timestamp, as the agents write them.
 pub(crate) fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
     chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&chrono::Utc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input that fails if it is read again after it ended, as a terminal would wait.
+    struct ReadOnce(io::Cursor<&'static [u8]>, bool);
+
+    impl io::Read for ReadOnce {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+
+    impl BufRead for ReadOnce {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            if self.1 {
+                return Err(io::Error::other("read again after the end"));
+            }
+            let rest = self.0.fill_buf()?;
+            self.1 = rest.is_empty();
+            Ok(rest)
+        }
+
+        fn consume(&mut self, n: usize) {
+            self.0.consume(n);
+        }
+    }
+
+    #[test]
+    fn an_input_is_not_read_again_after_it_ends() {
+        let text = include_bytes!("../../corpus/codex/envelope-user-and-assistant-text.jsonl");
+        let mut shared = Shared::default();
+        let input =
+            Input { name: "t.jsonl", bytes: Box::new(ReadOnce(io::Cursor::new(text), false)), shared: &mut shared };
+        let mut events = 0;
+        let mut count = |_| {
+            events += 1;
+            Ok(())
+        };
+        let report = reader("codex").unwrap().read(input, &mut count).unwrap();
+        assert!(events > 0 && report.diagnostics.is_empty());
+    }
 }
