@@ -123,8 +123,9 @@ impl Destination for ToSink<'_, '_> {
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let started = Instant::now();
-    // The process's one pool, for telling the inputs' formats; reading runs on threads of its
-    // own (`batch::run`). A second call keeps the first.
+    // The process's one pool: it tells the inputs' formats and parses the lines of large files;
+    // the reading threads that map them in order are `batch::run`'s own. A second call keeps
+    // the first.
     let _ = rayon::ThreadPoolBuilder::new().num_threads(plan.jobs).build_global();
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),

@@ -95,8 +95,6 @@ pub struct Parsed {
     sidechain: Option<Box<Sidechain>>,
     /// For a record of a subagent file: its session, where the spawning call is looked up.
     file_session: Option<String>,
-    /// Whether the record is a user record, whose prompt may start a 1.0 inline sidechain.
-    user: bool,
     /// Tool calls the record makes: call id, tool name, and the prompt of Task and Agent calls.
     calls: Vec<(String, String, Option<String>)>,
     /// The response usage the record repeats.
@@ -487,7 +485,6 @@ impl LineParser for Parser {
             uuid: None,
             sidechain: None,
             file_session: None,
-            user: record_type_is(&record, "user"),
             calls: Vec::new(),
             usage: None,
             summary: None,
@@ -585,8 +582,8 @@ impl LineMapper<Parsed> for Mapper<'_> {
             return Ok(());
         }
         parsed.events.iter_mut().for_each(settle);
-        if parsed.user
-            && let Some(first) = parsed.events.first_mut()
+        // Only user records give user messages; a prompt may start a 1.0 inline sidechain.
+        if let Some(first) = parsed.events.first_mut()
             && let Payload::Message(m) = &first.payload
             && m.role == Role::User
         {
@@ -851,10 +848,6 @@ fn with(head: &Event, payload: Payload) -> Event {
     let mut event = head.clone();
     event.payload = payload;
     event
-}
-
-fn record_type_is(record: &Record<'_>, record_type: &str) -> bool {
-    record.record_type.as_deref() == Some(record_type)
 }
 
 fn placeholder() -> Payload {

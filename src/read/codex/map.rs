@@ -342,13 +342,20 @@ impl Mapper {
         data: Json,
         at: Option<chrono::DateTime<chrono::Utc>>,
     ) -> Payload {
-        let snapshot =
-            || Payload::Meta(Meta { meta_type: MetaType::UsageSnapshot, data: Some(data.clone()), usage: None });
-        let Some(info) = info else { return snapshot() };
-        let Some(total) = info.total_token_usage else { return snapshot() };
+        let (meta_type, usage) = match self.model_call(info, at) {
+            Some(u) => (MetaType::Usage, Some(u)),
+            None => (MetaType::UsageSnapshot, None),
+        };
+        Payload::Meta(Meta { meta_type, data: Some(data), usage })
+    }
+
+    /// The usage of the model call a `token_count` row reports, if it reports one.
+    fn model_call(&mut self, info: Option<TokenInfo>, at: Option<chrono::DateTime<chrono::Utc>>) -> Option<Usage> {
+        let info = info?;
+        let total = info.total_token_usage?;
         let previous = self.last_total.replace(total);
         if self.is_replayed(at) {
-            return snapshot();
+            return None;
         }
         let call = match previous {
             None => Some(total),
@@ -372,22 +379,17 @@ impl Mapper {
             Some(_) => None,
         };
         // After compaction Codex writes an estimate with no input or output: not a call.
-        let call = call.filter(|u| u.input_tokens > 0 || u.output_tokens > 0);
-        let Some(u) = call else { return snapshot() };
+        let u = call.filter(|u| u.input_tokens > 0 || u.output_tokens > 0)?;
         let cached = u.cached_input_tokens.min(u.input_tokens);
-        Payload::Meta(Meta {
-            meta_type: MetaType::Usage,
-            data: Some(data),
-            usage: Some(Usage {
-                input_tokens: Some(u.input_tokens - cached),
-                cache_read_tokens: Some(cached),
-                cache_write_tokens: None,
-                output_tokens: Some(u.output_tokens),
-                reasoning_tokens: Some(u.reasoning_output_tokens),
-                total_tokens: Some(u.total()),
-                model: self.context.model.clone(),
-                response_id: None,
-            }),
+        Some(Usage {
+            input_tokens: Some(u.input_tokens - cached),
+            cache_read_tokens: Some(cached),
+            cache_write_tokens: None,
+            output_tokens: Some(u.output_tokens),
+            reasoning_tokens: Some(u.reasoning_output_tokens),
+            total_tokens: Some(u.total()),
+            model: self.context.model.clone(),
+            response_id: None,
         })
     }
 
@@ -877,7 +879,9 @@ impl LineMapper<Parsed> for Mapper {
         if let Some(tokens) = facts.tokens {
             let (info, data) = *tokens;
             let payload = self.token_count(info, data, at);
-            step.events_mut().iter_mut().for_each(|e| e.payload = payload.clone());
+            if let Some(event) = step.first_event_mut() {
+                event.payload = payload;
+            }
         }
         for event in step.events_mut() {
             self.settle(event, facts.bare_item);

@@ -409,21 +409,20 @@ impl EventColumns {
         let preserve = self.preserve_dictionaries;
         let dict =
             |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
-        let text = |b: &mut StringBuilder| -> ArrayRef { Arc::new(b.finish()) };
-        let mut columns: Vec<ArrayRef> = vec![text(&mut self.id)];
+        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.id.finish())];
         if self.with_agent {
             columns.push(dict(&mut self.agent));
         }
         columns.extend([
-            text(&mut self.session_id),
+            Arc::new(self.session_id.finish()) as ArrayRef,
             Arc::new(self.seq.finish()),
             Arc::new(self.timestamp.finish()),
             dict(&mut self.kind),
             dict(&mut self.role),
             dict(&mut self.meta_type),
-            text(&mut self.text),
+            Arc::new(self.text.finish()),
             dict(&mut self.tool_name),
-            text(&mut self.call_id),
+            Arc::new(self.call_id.finish()),
             dict(&mut self.model),
             Arc::new(self.is_error.finish()),
             Arc::new(self.exit_code.finish()),
@@ -433,12 +432,12 @@ impl EventColumns {
             Arc::new(self.copied.finish()),
             Arc::new(self.rolled_back.finish()),
             Arc::new(self.is_sidechain.finish()),
-            text(&mut self.agent_id),
-            text(&mut self.parent_session_id),
-            text(&mut self.parent_call_id),
-            text(&mut self.record_id),
-            text(&mut self.parent_record_id),
-            text(&mut self.response_id),
+            Arc::new(self.agent_id.finish()),
+            Arc::new(self.parent_session_id.finish()),
+            Arc::new(self.parent_call_id.finish()),
+            Arc::new(self.record_id.finish()),
+            Arc::new(self.parent_record_id.finish()),
+            Arc::new(self.response_id.finish()),
             dict(&mut self.cwd),
             dict(&mut self.git_branch),
             dict(&mut self.agent_version),
@@ -447,16 +446,16 @@ impl EventColumns {
             Arc::new(self.source_byte_offset.finish()),
             dict(&mut self.source_record_type),
             dict(&mut self.phase),
-            text(&mut self.parts),
-            text(&mut self.raw_text),
+            Arc::new(self.parts.finish()),
+            Arc::new(self.raw_text.finish()),
             Arc::new(self.encrypted.finish()),
             Arc::new(self.omitted.finish()),
-            text(&mut self.signature),
-            text(&mut self.tool_input),
-            text(&mut self.tool_input_text),
-            text(&mut self.tool_result),
-            text(&mut self.data),
-            text(&mut self.extra),
+            Arc::new(self.signature.finish()),
+            Arc::new(self.tool_input.finish()),
+            Arc::new(self.tool_input_text.finish()),
+            Arc::new(self.tool_result.finish()),
+            Arc::new(self.data.finish()),
+            Arc::new(self.extra.finish()),
         ]);
         self.rows = 0;
         self.bytes = 0;
