@@ -503,3 +503,20 @@ fn a_corrupt_file_keeps_a_bounded_number_of_diagnostics_and_counts_the_rest() {
     assert_eq!(report.more_diagnostics, 500);
     assert_eq!(report.diagnosed(), 1500);
 }
+
+#[test]
+fn an_assistant_line_without_blocks_is_still_an_event() {
+    let text = r#"{"type":"assistant","uuid":"a1","sessionId":"s1","timestamp":"2026-01-01T00:00:00Z","message":{"id":"m1","role":"assistant","model":"claude-x","content":[]}}"#;
+    let mut events = Vec::new();
+    let input = Input { name: "s1.jsonl", bytes: Box::new(text.as_bytes()), shared: &mut Shared::default() };
+    let report = Claude
+        .read(input, &mut |e| {
+            events.push(e);
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!((report.lines, report.lines_mapped), (1, 1));
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert!(matches!(&events[0].payload, Payload::Message(m) if m.role == Role::Assistant && m.parts.is_empty()));
+    assert_eq!(events[0].record_id.as_deref(), Some("a1"));
+}

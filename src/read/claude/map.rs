@@ -330,7 +330,7 @@ impl Parser {
         head.context.model = message.model.as_deref().map(str::to_owned);
         let mut events = Vec::new();
         match chat.content().map(Content::parse).transpose()?.flatten() {
-            None => events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, Vec::new())))),
+            None => {}
             Some(Content::Text(text)) => {
                 let parts = vec![Part::Text { text: text.into_owned() }];
                 events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, parts))));
@@ -344,6 +344,10 @@ impl Parser {
                     events.push(with(&head, payload));
                 }
             }
+        }
+        if events.is_empty() {
+            // No content, or an empty list of blocks: the response is still a record.
+            events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, Vec::new()))));
         }
         parsed.usage = Self::response(&head, record, &message);
         Ok(events)
