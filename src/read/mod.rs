@@ -234,28 +234,54 @@ const CHUNK_BYTES: usize = 1 << 20;
 /// Chunks of one input parsed ahead of the one being mapped; bounds memory.
 const CHUNKS_AHEAD: usize = 4;
 
-/// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool when it has
-/// more than one thread), `mapper` takes them in order. Keeps the line accounting.
+/// Inputs being read by [`read_lines`] right now, in the whole process.
+static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Counts an input in [`READING`] while it is read.
+struct Reading;
+
+impl Reading {
+    fn start() -> Self {
+        READING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Reading
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Whether the next lines are worth parsing on the rayon pool: only while it has threads that
+/// no other input keeps busy. Moving parsed events between threads costs, so inputs read side
+/// by side are each parsed on their own thread, and a file read alone is parsed on them all.
+fn parse_on_pool() -> bool {
+    let threads = rayon::current_num_threads();
+    // Waiting for the pool from inside it could leave no thread to do the work.
+    threads > 1
+        && rayon::current_thread_index().is_none()
+        && READING.load(std::sync::atomic::Ordering::Relaxed) < threads
+}
+
+/// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool while it
+/// has idle threads), `mapper` takes them in order. Keeps the line accounting.
 ///
 /// # Errors
 /// I/O errors from the input or from `out`.
 pub fn read_lines<P: LineParser>(
     agent: Agent,
     name: &str,
-    bytes: Box<dyn BufRead + '_>,
+    mut bytes: Box<dyn BufRead + '_>,
     parser: &P,
     mapper: &mut dyn LineMapper<P::Parsed>,
     out: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadReport> {
+    let _reading = Reading::start();
     let mut lines =
         Lines { name, report: ReadReport::default(), number: 0, offset: 0, at_end: false, spare: Vec::new() };
     let mut emitter = Emitter::new(agent, name, out);
-    // Waiting for the pool from inside it could leave no thread to do the work.
-    if rayon::current_num_threads() > 1 && rayon::current_thread_index().is_none() {
-        lines.read_chunked(bytes, parser, mapper, &mut emitter)?;
-    } else {
-        lines.read_serial(bytes, parser, mapper, &mut emitter)?;
-    }
+    lines.read(&mut *bytes, parser, mapper, &mut emitter)?;
     mapper.finish(&mut emitter)?;
     lines.report.events = emitter.count();
     Ok(lines.report)
@@ -280,6 +306,7 @@ struct ChunkLine {
     offset: u64,
     /// The line's bytes within the buffer, without the line ending.
     range: std::ops::Range<usize>,
+    /// Whether a line ending followed (the last line of an input may lack one).
     terminated: bool,
 }
 
@@ -290,38 +317,22 @@ struct Chunk {
 }
 
 impl Lines<'_> {
-    fn read_serial<P: LineParser>(
+    /// Reads lines and maps them in order. While [`parse_on_pool`] says so, chunks of lines
+    /// are read ahead and parsed on the pool; otherwise each line is parsed here, just before
+    /// it is mapped.
+    fn read<P: LineParser>(
         &mut self,
-        mut bytes: Box<dyn BufRead + '_>,
-        parser: &P,
-        mapper: &mut dyn LineMapper<P::Parsed>,
-        out: &mut Emitter<'_>,
-    ) -> io::Result<()> {
-        let mut buf = Vec::with_capacity(64 * 1024);
-        loop {
-            buf.clear();
-            let Some(line) = self.next_line(&mut *bytes, &mut buf, 0)? else { return Ok(()) };
-            let content = &buf[line.range.clone()];
-            let parsed = parse_line(parser, &line, content);
-            if let Some(parsed) = self.account(&line, content, parsed) {
-                mapper.map(parsed, out)?;
-            }
-        }
-    }
-
-    /// Reads chunks on this thread, parses them on the pool, and maps them here in order.
-    fn read_chunked<P: LineParser>(
-        &mut self,
-        mut bytes: Box<dyn BufRead + '_>,
+        bytes: &mut dyn BufRead,
         parser: &P,
         mapper: &mut dyn LineMapper<P::Parsed>,
         out: &mut Emitter<'_>,
     ) -> io::Result<()> {
         type Parsed<T> = std::thread::Result<Vec<Result<T, Problem>>>;
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
+        let mut buf = Vec::new();
         loop {
-            while !self.at_end && pending.len() < CHUNKS_AHEAD {
-                let chunk = self.next_chunk(&mut *bytes)?;
+            while !self.at_end && pending.len() < CHUNKS_AHEAD && parse_on_pool() {
+                let chunk = self.next_chunk(bytes)?;
                 if chunk.lines.is_empty() {
                     break;
                 }
@@ -335,7 +346,16 @@ impl Lines<'_> {
                 });
                 pending.push_back(from);
             }
-            let Some(from) = pending.pop_front() else { return Ok(()) };
+            let Some(from) = pending.pop_front() else {
+                buf.clear();
+                let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
+                let content = &buf[line.range.clone()];
+                let parsed = parse_line(parser, &line, content);
+                if let Some(parsed) = self.account(&line, content, parsed) {
+                    mapper.map(parsed, out)?;
+                }
+                continue;
+            };
             let (chunk, parsed) = from.recv().map_err(|_| io::Error::other("a parsing thread stopped"))?;
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             for (line, parsed) in chunk.lines.iter().zip(parsed) {
