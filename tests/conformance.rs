@@ -61,3 +61,28 @@ fn event_ids_are_unique_within_a_file_and_seq_counts_up() {
         }
     }
 }
+
+#[test]
+fn the_jsonl_writer_writes_what_serde_writes() {
+    // The JSONL writer encodes events by hand for speed; its lines must be serde's, byte for byte.
+    let mut checked = 0;
+    for (path, reader) in all_session_files() {
+        let name = path.display().to_string();
+        let (events, _) = read_file(reader, &path, &name);
+        for e in &events {
+            let mut ours = Vec::new();
+            agentlog::write::jsonl::encode(e, &mut ours).unwrap();
+            let mut serde = serde_json::to_vec(e).unwrap();
+            serde.push(b'\n');
+            assert!(
+                ours == serde,
+                "{name} line {}:\nours:  {}serde: {}",
+                e.source.line,
+                String::from_utf8_lossy(&ours),
+                String::from_utf8_lossy(&serde)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "only {checked} events checked");
+}

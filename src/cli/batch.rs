@@ -9,8 +9,9 @@ use std::sync::mpsc::{self, SyncSender};
 use std::sync::{Condvar, Mutex};
 use std::thread;
 
-use agentlog::model::Event;
+use agentlog::model::{Agent, Event};
 use agentlog::read::{self, Input, ReadReport, Reader, Shared};
+use agentlog::write::Encoder;
 use rayon::prelude::*;
 
 use super::error::CliError;
@@ -185,6 +186,8 @@ pub trait Destination {
     fn begin(&mut self, name: &str) -> io::Result<()>;
     /// One event.
     fn event(&mut self, event: Event) -> io::Result<()>;
+    /// A run of events already encoded for the writer, in place of their [`Destination::event`]s.
+    fn encoded(&mut self, encoded: Encoded) -> io::Result<()>;
     /// After an input, with what reading it gave.
     fn end(&mut self, outcome: Outcome) -> io::Result<()>;
 }
@@ -230,23 +233,39 @@ fn failed(name: &str, error: CliError) -> Outcome {
     Outcome { name: name.to_owned(), result: Err(error) }
 }
 
+/// A run of events encoded on a reading thread by the writer's [`Encoder`].
+pub struct Encoded {
+    /// The events' bytes, as the writer writes them.
+    pub bytes: Vec<u8>,
+    /// The sessions of the events, each run of events of one session named once.
+    pub sessions: Vec<(Agent, String)>,
+}
+
 /// What a reading thread sends the writing thread, in order.
 enum Message {
     Begin(String),
     Events(Vec<Event>),
+    Encoded(Encoded),
     End(Outcome),
 }
 
 /// Events sent to the writing thread at a time.
 const CHUNK_EVENTS: usize = 256;
 
+/// Bytes of encoded events sent to the writing thread at a time.
+const CHUNK_BYTES: usize = 256 * 1024;
+
 /// Messages a group's reading thread may run ahead of the writer; bounds memory.
 const MESSAGES_AHEAD: usize = 16;
 
-/// Forwards a group's events to the writing thread in chunks.
+/// Forwards a group's events to the writing thread in chunks, encoded when the writer has an
+/// encoder: encoding then runs on the reading threads, and events never leave the thread that
+/// made them.
 struct Forward {
     to: SyncSender<Message>,
     chunk: Vec<Event>,
+    encoder: Option<Encoder>,
+    encoded: Encoded,
 }
 
 impl Forward {
@@ -255,6 +274,11 @@ impl Forward {
     }
 
     fn flush(&mut self) -> io::Result<()> {
+        if !self.encoded.bytes.is_empty() {
+            let fresh = Encoded { bytes: Vec::with_capacity(CHUNK_BYTES + 64 * 1024), sessions: Vec::new() };
+            let encoded = std::mem::replace(&mut self.encoded, fresh);
+            return self.send(Message::Encoded(encoded));
+        }
         if self.chunk.is_empty() {
             return Ok(());
         }
@@ -269,11 +293,27 @@ impl Destination for Forward {
     }
 
     fn event(&mut self, event: Event) -> io::Result<()> {
-        self.chunk.push(event);
-        if self.chunk.len() >= CHUNK_EVENTS {
+        let Some(encode) = self.encoder else {
+            self.chunk.push(event);
+            if self.chunk.len() >= CHUNK_EVENTS {
+                self.flush()?;
+            }
+            return Ok(());
+        };
+        encode(&event, &mut self.encoded.bytes)?;
+        let sessions = &mut self.encoded.sessions;
+        if sessions.last().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {
+            sessions.push((event.agent, event.session_id));
+        }
+        if self.encoded.bytes.len() >= CHUNK_BYTES {
             self.flush()?;
         }
         Ok(())
+    }
+
+    fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
+        self.flush()?;
+        self.send(Message::Encoded(encoded))
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {
@@ -331,11 +371,12 @@ impl Claims {
 
 /// Runs every group into `dest` in group order. With more than one reader, `readers` threads
 /// read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
-/// thread writes, so that parsing and writing overlap and memory stays bounded.
+/// thread writes, so that parsing and writing overlap and memory stays bounded; given the
+/// writer's `encoder`, they also encode the events, and `dest` takes them encoded.
 ///
 /// # Errors
 /// When `dest` fails; the readers then stop.
-pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize) -> io::Result<()> {
+pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder: Option<Encoder>) -> io::Result<()> {
     if readers <= 1 {
         return groups.iter().try_for_each(|group| read_group(group, dest));
     }
@@ -356,7 +397,9 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize) -> io::
                     let Some(to) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
                         break; // every group is claimed
                     };
-                    if read_group(&groups[i], &mut Forward { to, chunk: Vec::with_capacity(CHUNK_EVENTS) }).is_err() {
+                    let encoded = Encoded { bytes: Vec::new(), sessions: Vec::new() };
+                    let mut forward = Forward { to, chunk: Vec::new(), encoder, encoded };
+                    if read_group(&groups[i], &mut forward).is_err() {
                         break; // the writer stopped
                     }
                 }
@@ -367,6 +410,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize) -> io::
             messages.iter().try_for_each(|message| match message {
                 Message::Begin(name) => dest.begin(&name),
                 Message::Events(events) => events.into_iter().try_for_each(|event| dest.event(event)),
+                Message::Encoded(encoded) => dest.encoded(encoded),
                 Message::End(outcome) => dest.end(outcome),
             })
         });

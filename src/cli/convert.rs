@@ -9,7 +9,7 @@ use agentlog::read::Reader;
 use agentlog::write::{EventSink, Options, Target, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::batch::{self, Destination, Outcome};
+use super::batch::{self, Destination, Encoded, Outcome};
 use super::error::CliError;
 use super::exit::Exit;
 use super::inputs::InputSpec;
@@ -66,19 +66,33 @@ struct ToSink<'a, 'w> {
     report: Option<Vec<serde_json::Value>>,
 }
 
+impl ToSink<'_, '_> {
+    /// Counts the session of an event.
+    fn session(&mut self, agent: agentlog::model::Agent, id: &str) {
+        // Events come in runs of one session: the set is looked at only when the session changes.
+        if self.last_session.as_ref().is_none_or(|(a, i)| *a != agent || i != id) {
+            let key = (agent, id.to_owned());
+            self.sessions.insert(key.clone());
+            self.last_session = Some(key);
+        }
+    }
+}
+
 impl Destination for ToSink<'_, '_> {
     fn begin(&mut self, name: &str) -> io::Result<()> {
         self.sink.begin_source(name)
     }
 
     fn event(&mut self, event: Event) -> io::Result<()> {
-        // Events come in runs of one session: the set is looked at only when the session changes.
-        if self.last_session.as_ref().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {
-            let key = (event.agent, event.session_id.clone());
-            self.sessions.insert(key.clone());
-            self.last_session = Some(key);
-        }
+        self.session(event.agent, &event.session_id);
         self.sink.event(&event)
+    }
+
+    fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
+        for (agent, id) in &encoded.sessions {
+            self.session(*agent, id);
+        }
+        self.sink.encoded(&encoded.bytes)
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {
@@ -175,7 +189,8 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         progress: &progress,
         report: plan.report.as_ref().map(|_| Vec::new()),
     };
-    let mut result = batch::run(&groups, &mut dest, plan.jobs);
+    let encoder = dest.sink.encoder();
+    let mut result = batch::run(&groups, &mut dest, plan.jobs, encoder);
     let ToSink { mut totals, sessions, report, .. } = dest;
     totals.sessions = sessions.len() as u64;
     if result.is_ok() {

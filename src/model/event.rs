@@ -142,6 +142,19 @@ pub enum Kind {
     Meta,
 }
 
+impl Kind {
+    /// The name used in output (`message`, `tool_call`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Message => "message",
+            Kind::Reasoning => "reasoning",
+            Kind::ToolCall => "tool_call",
+            Kind::ToolOutput => "tool_output",
+            Kind::Meta => "meta",
+        }
+    }
+}
+
 /// The typed payload of an event; serialised as `kind` plus `payload`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", content = "payload", rename_all = "snake_case")]
@@ -185,6 +198,18 @@ pub enum Role {
     System,
     /// Developer instructions (Codex).
     Developer,
+}
+
+impl Role {
+    /// The name used in output (`user`, `assistant`, `system`, `developer`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+            Role::Developer => "developer",
+        }
+    }
 }
 
 /// A message: its role, its plain text and its content parts.
@@ -364,6 +389,35 @@ pub enum MetaType {
     Unknown,
 }
 
+impl MetaType {
+    /// The name used in output (`session_start`, `usage`, …).
+    pub fn as_str(self) -> &'static str {
+        use MetaType::*;
+        match self {
+            SessionStart => "session_start",
+            TurnContext => "turn_context",
+            TurnStart => "turn_start",
+            TurnEnd => "turn_end",
+            Usage => "usage",
+            UsageSnapshot => "usage_snapshot",
+            Compaction => "compaction",
+            Title => "title",
+            FileSnapshot => "file_snapshot",
+            System => "system",
+            Progress => "progress",
+            Attachment => "attachment",
+            QueueOperation => "queue_operation",
+            Command => "command",
+            Interrupt => "interrupt",
+            InjectedContext => "injected_context",
+            TaskNotification => "task_notification",
+            Rollback => "rollback",
+            ServerTool => "server_tool",
+            Unknown => "unknown",
+        }
+    }
+}
+
 /// Token usage of one model response.
 ///
 /// The four counts `input_tokens`, `cache_read_tokens`, `cache_write_tokens` and
@@ -491,5 +545,42 @@ impl TryFrom<EventRepr> for Event {
             extra: r.extra,
             payload,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `const` values a definition of the published event schema allows.
+    fn schema_names(definition: &str) -> Vec<String> {
+        let schema: serde_json::Value = serde_json::from_str(crate::model::EVENT_SCHEMA).unwrap();
+        let names: Vec<String> = schema["$defs"][definition]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["const"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(names.len() >= 2, "{definition}: {names:?}");
+        names
+    }
+
+    #[test]
+    fn names_are_the_published_serde_names() {
+        for name in schema_names("MetaType") {
+            let t: MetaType = serde_json::from_value(name.clone().into()).unwrap();
+            assert_eq!(t.as_str(), name);
+        }
+        for name in schema_names("Role") {
+            let r: Role = serde_json::from_value(name.clone().into()).unwrap();
+            assert_eq!(r.as_str(), name);
+        }
+        for name in schema_names("Agent") {
+            let a: Agent = serde_json::from_value(name.clone().into()).unwrap();
+            assert_eq!(a.as_str(), name);
+        }
+        for k in [Kind::Message, Kind::Reasoning, Kind::ToolCall, Kind::ToolOutput, Kind::Meta] {
+            assert_eq!(serde_json::to_value(k).unwrap(), k.as_str());
+        }
     }
 }

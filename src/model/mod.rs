@@ -38,7 +38,7 @@ mod id;
 mod interchange;
 mod json;
 mod session;
-mod time;
+pub(crate) mod time;
 
 #[cfg(test)]
 mod schema;

@@ -84,6 +84,10 @@ pub trait Writer: Send + Sync {
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>>;
 }
 
+/// Appends the bytes of one event to a buffer, as a sink would write it; see
+/// [`EventSink::encoder`].
+pub type Encoder = fn(&Event, &mut Vec<u8>) -> io::Result<()>;
+
 /// Takes events in order and writes them.
 ///
 /// I/O errors are returned unchanged (a closed pipe is the caller's to judge).
@@ -101,6 +105,23 @@ pub trait EventSink {
     /// # Errors
     /// When writing fails.
     fn event(&mut self, event: &Event) -> io::Result<()>;
+
+    /// How this sink encodes an event, when it writes every event's bytes as they are and
+    /// needs nothing else from it; `None` (the default) when it must see the events.
+    ///
+    /// A caller may run the encoder on other threads and pass runs of encoded events to
+    /// [`EventSink::encoded`] in place of [`EventSink::event`].
+    fn encoder(&self) -> Option<Encoder> {
+        None
+    }
+
+    /// Writes events that this sink's [`EventSink::encoder`] encoded, in order.
+    ///
+    /// # Errors
+    /// When writing fails, or when the sink has no encoder.
+    fn encoded(&mut self, _bytes: &[u8]) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this output takes events, not encoded bytes"))
+    }
 
     /// Called after the events of each input, with the lines it had and the problems met.
     ///

@@ -304,7 +304,7 @@ impl EventColumns {
         text(&mut self.session_id, Some(&e.session_id));
         self.seq.append_value(int(Some(e.seq)).expect("a value"));
         self.timestamp.append_option(micros(e.timestamp));
-        self.kind.append_value(kind_name(e));
+        self.kind.append_value(e.kind().as_str());
         text(&mut self.agent_id, e.agent_id.as_deref());
         text(&mut self.parent_session_id, e.parent_session_id.as_deref());
         text(&mut self.parent_call_id, e.parent_call_id.as_deref());
@@ -333,7 +333,7 @@ impl EventColumns {
         let (mut tool_input, mut tool_input_text, mut tool_result, mut data) = (None, None, None, None);
         match &e.payload {
             Payload::Message(m) => {
-                role = Some(role_name(m.role));
+                role = Some(m.role.as_str());
                 body = Some(m.text.as_str());
                 phase = m.phase.as_deref();
                 parts = parts_json(&m.parts);
@@ -362,7 +362,7 @@ impl EventColumns {
                 tool_result = json(&o.result);
             }
             Payload::Meta(m) => {
-                meta_type = Some(meta_type_name(m.meta_type));
+                meta_type = Some(m.meta_type.as_str());
                 data = json(&m.data);
                 usage = m.usage.as_ref();
             }
@@ -559,87 +559,6 @@ fn serde_plain<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-fn kind_name(e: &Event) -> &'static str {
-    match e.kind() {
-        crate::model::Kind::Message => "message",
-        crate::model::Kind::Reasoning => "reasoning",
-        crate::model::Kind::ToolCall => "tool_call",
-        crate::model::Kind::ToolOutput => "tool_output",
-        crate::model::Kind::Meta => "meta",
-    }
-}
-
-fn role_name(role: crate::model::Role) -> &'static str {
-    match role {
-        crate::model::Role::User => "user",
-        crate::model::Role::Assistant => "assistant",
-        crate::model::Role::System => "system",
-        crate::model::Role::Developer => "developer",
-    }
-}
-
-fn meta_type_name(t: crate::model::MetaType) -> &'static str {
-    // The names are the model's serde names; a test keeps the two equal.
-    use crate::model::MetaType::*;
-    match t {
-        SessionStart => "session_start",
-        TurnContext => "turn_context",
-        TurnStart => "turn_start",
-        TurnEnd => "turn_end",
-        Usage => "usage",
-        UsageSnapshot => "usage_snapshot",
-        Compaction => "compaction",
-        Title => "title",
-        FileSnapshot => "file_snapshot",
-        System => "system",
-        Progress => "progress",
-        Attachment => "attachment",
-        QueueOperation => "queue_operation",
-        Command => "command",
-        Interrupt => "interrupt",
-        InjectedContext => "injected_context",
-        TaskNotification => "task_notification",
-        Rollback => "rollback",
-        ServerTool => "server_tool",
-        Unknown => "unknown",
-    }
-}
-
 fn parts_json(parts: &[crate::model::Part]) -> Option<String> {
     (!parts.is_empty()).then(|| Json::from_value(parts).get().to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::MetaType;
-
-    #[test]
-    fn meta_type_names_are_the_serde_names() {
-        let all = [
-            MetaType::SessionStart,
-            MetaType::TurnContext,
-            MetaType::TurnStart,
-            MetaType::TurnEnd,
-            MetaType::Usage,
-            MetaType::UsageSnapshot,
-            MetaType::Compaction,
-            MetaType::Title,
-            MetaType::FileSnapshot,
-            MetaType::System,
-            MetaType::Progress,
-            MetaType::Attachment,
-            MetaType::QueueOperation,
-            MetaType::Command,
-            MetaType::Interrupt,
-            MetaType::InjectedContext,
-            MetaType::TaskNotification,
-            MetaType::Rollback,
-            MetaType::ServerTool,
-            MetaType::Unknown,
-        ];
-        for t in all {
-            assert_eq!(meta_type_name(t), serde_plain(&t));
-        }
-    }
 }

@@ -11,6 +11,8 @@
 //! are written under temporary names and renamed when the run completes, replacing a previous
 //! run's files of the same sessions and leaving the others; at most 64 are open at once.
 
+mod encode;
+
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -18,7 +20,8 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, EventSink, Options, Target, Writer as Format, is_directory_target, session_file_name, unsupported,
+    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, is_directory_target, session_file_name,
+    unsupported,
 };
 
 /// The JSONL writer.
@@ -49,26 +52,67 @@ impl Format for Jsonl {
     }
 }
 
+/// Bytes of output gathered before they are written.
+const BUFFER: usize = 256 * 1024;
+
 /// Writes events as JSON lines through a buffer.
 pub struct Writer<W: Write> {
-    out: BufWriter<W>,
+    out: W,
+    buf: Vec<u8>,
 }
 
 impl<W: Write> Writer<W> {
     /// A writer to `out`, buffered.
     pub fn new(out: W) -> Self {
-        Writer { out: BufWriter::with_capacity(256 * 1024, out) }
+        Writer { out, buf: Vec::with_capacity(BUFFER + 64 * 1024) }
     }
+
+    /// Writes the buffer once it is full.
+    fn spill(&mut self) -> io::Result<()> {
+        if self.buf.len() >= BUFFER {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes what is buffered and flushes `out`.
+    fn drain(&mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.out.flush()
+    }
+}
+
+/// Appends one event as a JSON line: the bytes of `serde_json::to_writer` and a newline.
+///
+/// # Errors
+/// Never; the signature is the one [`Encoder`]s share.
+pub fn encode(event: &Event, out: &mut Vec<u8>) -> io::Result<()> {
+    encode::event(event, out);
+    Ok(())
 }
 
 impl<W: Write> EventSink for Writer<W> {
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        serde_json::to_writer(&mut self.out, event)?;
-        self.out.write_all(b"\n")
+        encode::event(event, &mut self.buf);
+        self.spill()
+    }
+
+    fn encoder(&self) -> Option<Encoder> {
+        Some(encode)
+    }
+
+    fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.buf.is_empty() && bytes.len() >= BUFFER {
+            return self.out.write_all(bytes);
+        }
+        self.buf.extend_from_slice(bytes);
+        self.spill()
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.drain()
     }
 }
 
@@ -80,9 +124,18 @@ impl EventSink for FileWriter {
         self.0.as_mut().expect("no event after finish").event(event)
     }
 
+    fn encoder(&self) -> Option<Encoder> {
+        Some(encode)
+    }
+
+    fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.0.as_mut().expect("no event after finish").encoded(bytes)
+    }
+
     fn finish(&mut self) -> io::Result<()> {
-        let writer = self.0.take().expect("finish is called once");
-        writer.out.into_inner().map_err(io::IntoInnerError::into_error)?.commit()
+        let mut writer = self.0.take().expect("finish is called once");
+        writer.drain()?;
+        writer.out.commit()
     }
 }
 
@@ -98,6 +151,8 @@ struct PerSession {
     /// Open temporary files, with the tick of their last use.
     open: HashMap<(Agent, String), (BufWriter<File>, u64)>,
     tick: u64,
+    /// The line being written.
+    line: Vec<u8>,
     committed: bool,
 }
 
@@ -109,6 +164,7 @@ impl PerSession {
             names: HashSet::new(),
             open: HashMap::new(),
             tick: 0,
+            line: Vec::new(),
             committed: false,
         }
     }
@@ -143,8 +199,9 @@ impl EventSink for PerSession {
         }
         let (out, used) = self.open.get_mut(&key).expect("opened above");
         *used = self.tick;
-        serde_json::to_writer(&mut *out, event)?;
-        out.write_all(b"\n")
+        self.line.clear();
+        encode::event(event, &mut self.line);
+        out.write_all(&self.line)
     }
 
     fn finish(&mut self) -> io::Result<()> {
