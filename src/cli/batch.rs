@@ -258,9 +258,9 @@ const CHUNK_BYTES: usize = 256 * 1024;
 /// Messages a group's reading thread may run ahead of the writer; bounds memory.
 const MESSAGES_AHEAD: usize = 16;
 
-/// Forwards a group's events to the writing thread in chunks, encoded when the writer has an
-/// encoder: encoding then runs on the reading threads, and events never leave the thread that
-/// made them.
+/// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
+/// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
+/// are freed on the thread that made them.
 struct Forward {
     to: SyncSender<Message>,
     chunk: Vec<Event>,
@@ -273,17 +273,18 @@ impl Forward {
         self.to.send(message).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the writer stopped"))
     }
 
+    /// Sends what is gathered; at most one of events and encoded events is.
     fn flush(&mut self) -> io::Result<()> {
         if !self.encoded.bytes.is_empty() {
             let fresh = Encoded { bytes: Vec::with_capacity(CHUNK_BYTES + 64 * 1024), sessions: Vec::new() };
             let encoded = std::mem::replace(&mut self.encoded, fresh);
-            return self.send(Message::Encoded(encoded));
+            self.send(Message::Encoded(encoded))?;
         }
-        if self.chunk.is_empty() {
-            return Ok(());
+        if !self.chunk.is_empty() {
+            let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_EVENTS));
+            self.send(Message::Events(chunk))?;
         }
-        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(CHUNK_EVENTS));
-        self.send(Message::Events(chunk))
+        Ok(())
     }
 }
 
@@ -293,13 +294,23 @@ impl Destination for Forward {
     }
 
     fn event(&mut self, event: Event) -> io::Result<()> {
-        let Some(encode) = self.encoder else {
+        // While this input's lines are parsed on the pool, this thread is the one that maps
+        // them, and the writing thread would otherwise wait: it encodes. While every thread
+        // reads an input of its own, each encodes its own events.
+        let encoder = self.encoder.filter(|_| !read::parse_on_pool());
+        let Some(encode) = encoder else {
+            if !self.encoded.bytes.is_empty() {
+                self.flush()?;
+            }
             self.chunk.push(event);
             if self.chunk.len() >= CHUNK_EVENTS {
                 self.flush()?;
             }
             return Ok(());
         };
+        if !self.chunk.is_empty() {
+            self.flush()?;
+        }
         encode(&event, &mut self.encoded.bytes)?;
         let sessions = &mut self.encoded.sessions;
         if sessions.last().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {

@@ -253,10 +253,11 @@ impl Drop for Reading {
     }
 }
 
-/// Whether the next lines are worth parsing on the rayon pool: only while it has threads that
-/// no other input keeps busy. Moving parsed events between threads costs, so inputs read side
-/// by side are each parsed on their own thread, and a file read alone is parsed on them all.
-fn parse_on_pool() -> bool {
+/// Whether a reader called now would parse its next lines on the rayon pool: only while the
+/// pool has threads that no other input keeps busy. Moving parsed events between threads costs,
+/// so inputs read side by side are each parsed on their own thread, and a file read alone is
+/// parsed on them all.
+pub fn parse_on_pool() -> bool {
     let threads = rayon::current_num_threads();
     // Waiting for the pool from inside it could leave no thread to do the work.
     threads > 1

@@ -4,7 +4,9 @@
 //! order the readers emit them. Every line validates against `schema/event.schema.json`; every
 //! field is present on every line (`null` when unknown). New event kinds, meta types and
 //! fields may appear in later minor schema versions; readers of this format should ignore what
-//! they do not know. Memory: one 256 KiB output buffer.
+//! they do not know. Memory: one 256 KiB output buffer. The writer hands out its encoder
+//! ([`EventSink::encoder`]), so that callers with several threads can encode events where they
+//! read them and pass it blocks of lines.
 //!
 //! With `-o DIR/` (an existing directory or a path ending in `/`) each session gets a file of
 //! its own, `DIR/<agent>/<agent>-<session id>.jsonl` (the id reduced to safe characters). Files
