@@ -382,8 +382,9 @@ impl Claims {
 
 /// Runs every group into `dest` in group order. With more than one reader, `readers` threads
 /// read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
-/// thread writes, so that parsing and writing overlap and memory stays bounded; given the
-/// writer's `encoder`, they also encode the events, and `dest` takes them encoded.
+/// thread writes, so that parsing and writing overlap and memory stays bounded. Given the
+/// writer's `encoder`, they also encode the events while the pool is busy with other inputs,
+/// and `dest` takes those encoded.
 ///
 /// # Errors
 /// When `dest` fails; the readers then stop.
