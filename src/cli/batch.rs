@@ -186,8 +186,11 @@ pub trait Destination {
     fn begin(&mut self, name: &str) -> io::Result<()>;
     /// One event.
     fn event(&mut self, event: Event) -> io::Result<()>;
-    /// A run of events already encoded for the writer, in place of their [`Destination::event`]s.
-    fn encoded(&mut self, encoded: Encoded) -> io::Result<()>;
+    /// A run of events already encoded for the writer, in place of their [`Destination::event`]s;
+    /// only destinations that hand [`run`] an encoder take them.
+    fn encoded(&mut self, _encoded: Encoded) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this destination takes events, not encoded bytes"))
+    }
     /// After an input, with what reading it gave.
     fn end(&mut self, outcome: Outcome) -> io::Result<()>;
 }
@@ -311,7 +314,7 @@ impl Destination for Forward {
         if !self.chunk.is_empty() {
             self.flush()?;
         }
-        encode(&event, &mut self.encoded.bytes)?;
+        encode(&event, &mut self.encoded.bytes);
         let sessions = &mut self.encoded.sessions;
         if sessions.last().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {
             sessions.push((event.agent, event.session_id));
@@ -320,11 +323,6 @@ impl Destination for Forward {
             self.flush()?;
         }
         Ok(())
-    }
-
-    fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
-        self.flush()?;
-        self.send(Message::Encoded(encoded))
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {

@@ -86,7 +86,7 @@ pub trait Writer: Send + Sync {
 
 /// Appends the bytes of one event to a buffer, as a sink would write it; see
 /// [`EventSink::encoder`].
-pub type Encoder = fn(&Event, &mut Vec<u8>) -> io::Result<()>;
+pub type Encoder = fn(&Event, &mut Vec<u8>);
 
 /// Takes events in order and writes them.
 ///

@@ -7,7 +7,8 @@
 
 use crate::model::{Context, Event, Json, Meta, Part, Payload, Reasoning, Source, ToolCall, ToolOutput, Usage};
 
-/// Appends `event` to `out` as one compact JSON object and a newline.
+/// Appends `event` to `out` as one JSON line: the bytes of `serde_json::to_writer` and a
+/// newline.
 pub fn event(event: &Event, out: &mut Vec<u8>) {
     let mut w = Out(out);
     w.raw("{\"schema_version\":");

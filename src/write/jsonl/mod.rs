@@ -15,6 +15,8 @@
 
 mod encode;
 
+pub use encode::event as encode;
+
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -86,15 +88,6 @@ impl<W: Write> Writer<W> {
     }
 }
 
-/// Appends one event as a JSON line: the bytes of `serde_json::to_writer` and a newline.
-///
-/// # Errors
-/// Never; the signature is the one [`Encoder`]s share.
-pub fn encode(event: &Event, out: &mut Vec<u8>) -> io::Result<()> {
-    encode::event(event, out);
-    Ok(())
-}
-
 impl<W: Write> EventSink for Writer<W> {
     fn event(&mut self, event: &Event) -> io::Result<()> {
         encode::event(event, &mut self.buf);
@@ -102,7 +95,7 @@ impl<W: Write> EventSink for Writer<W> {
     }
 
     fn encoder(&self) -> Option<Encoder> {
-        Some(encode)
+        Some(encode::event)
     }
 
     fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -127,7 +120,7 @@ impl EventSink for FileWriter {
     }
 
     fn encoder(&self) -> Option<Encoder> {
-        Some(encode)
+        Some(encode::event)
     }
 
     fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
