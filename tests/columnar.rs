@@ -194,6 +194,40 @@ fn parquet_gives_back_the_same_events_field_by_field() {
 }
 
 #[test]
+fn parquet_encoded_on_a_thread_of_its_own_is_the_same_file() {
+    // Enough rows for many record batches and more than one row group.
+    let corpus = corpus_events();
+    let events: Vec<Event> = corpus.iter().cycle().take(140_000).cloned().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, parallel: bool| {
+        let path = dir.path().join(name);
+        write_all("parquet", Target::Path(path.clone()), &Options { parallel, ..Options::default() }, &events);
+        path
+    };
+    let (here, background) = (write("here.parquet", false), write("background.parquet", true));
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&background).unwrap()).unwrap();
+    assert_eq!(builder.metadata().num_row_groups(), 2);
+    assert!(std::fs::read(&here).unwrap() == std::fs::read(&background).unwrap(), "the two files differ");
+    let mut stream = Vec::new();
+    let options = Options { parallel: true, ..Options::default() };
+    write_all("parquet", Target::Stream(Box::new(&mut stream)), &options, &events[..1000]);
+    let read: Vec<Event> = ParquetRecordBatchReaderBuilder::try_new(bytes_file(&dir, &stream))
+        .unwrap()
+        .build()
+        .unwrap()
+        .flat_map(|b| events_of(&b.unwrap(), None))
+        .collect();
+    assert_same(&read, &events[..1000]);
+}
+
+/// A file holding `bytes`, for readers that need one.
+fn bytes_file(dir: &tempfile::TempDir, bytes: &[u8]) -> File {
+    let path = dir.path().join("stream.parquet");
+    std::fs::write(&path, bytes).unwrap();
+    File::open(path).unwrap()
+}
+
+#[test]
 fn arrow_ipc_gives_back_the_same_events_field_by_field() {
     let events = corpus_events();
     let dir = tempfile::tempdir().unwrap();
@@ -214,7 +248,11 @@ fn arrow_ipc_gives_back_the_same_events_field_by_field() {
 fn partitioned_dataset_holds_every_event_once_with_partition_columns_only_in_paths() {
     let events = corpus_events();
     let dir = tempfile::tempdir().unwrap();
-    let options = Options { partition_by: vec![PartitionKey::Agent, PartitionKey::Date], run_id: "test".into() };
+    let options = Options {
+        partition_by: vec![PartitionKey::Agent, PartitionKey::Date],
+        run_id: "test".into(),
+        ..Options::default()
+    };
     write_all("parquet", Target::Path(dir.path().to_owned()), &options, &events);
     let mut read = Vec::new();
     for entry in walkdir::WalkDir::new(dir.path().join("events")).sort_by_file_name() {

@@ -234,8 +234,8 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         })
         .collect();
     let shard = args.shard.map(|s| (s.k, s.n));
-    let options = write::Options { partition_by, run_id: run_id(&inputs, shard) };
     let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
+    let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1 };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {
             message: "--incremental needs an output directory for one file per session: add -o DIR/".into(),

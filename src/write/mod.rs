@@ -62,6 +62,9 @@ pub struct Options {
     /// Names the files of this run in a partitioned dataset (`part-<run_id>-<n>`); derived
     /// from the inputs, so that the same inputs give the same names.
     pub run_id: String,
+    /// Whether the writer may work on a thread of its own beside the caller's (the run has
+    /// more than one job); the output is the same either way.
+    pub parallel: bool,
 }
 
 /// An output format.

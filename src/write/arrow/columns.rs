@@ -8,7 +8,7 @@ use arrow_array::builder::{
     TimestampMicrosecondBuilder,
 };
 use arrow_array::types::Int32Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::extension::Json as JsonType;
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use chrono::{DateTime, Utc};
@@ -166,6 +166,14 @@ fn append_ints(b: &mut StructBuilder, values: Option<&[Option<i64>]>) {
         b.field_builder::<Int64Builder>(i).expect("an Int64 field").append_option(v);
     }
     b.append(values.is_some());
+}
+
+/// Finishes a string column, leaving it room for as much as it held, so that the next batch
+/// does not grow it again from nothing (every growth copies the column).
+fn strings(b: &mut StringBuilder) -> ArrayRef {
+    let array = b.finish();
+    *b = StringBuilder::with_capacity(array.len(), array.value_data().len());
+    Arc::new(array)
 }
 
 /// Builds event record batches column by column.
@@ -409,20 +417,20 @@ impl EventColumns {
         let preserve = self.preserve_dictionaries;
         let dict =
             |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
-        let mut columns: Vec<ArrayRef> = vec![Arc::new(self.id.finish())];
+        let mut columns: Vec<ArrayRef> = vec![strings(&mut self.id)];
         if self.with_agent {
             columns.push(dict(&mut self.agent));
         }
         columns.extend([
-            Arc::new(self.session_id.finish()) as ArrayRef,
+            strings(&mut self.session_id),
             Arc::new(self.seq.finish()),
             Arc::new(self.timestamp.finish()),
             dict(&mut self.kind),
             dict(&mut self.role),
             dict(&mut self.meta_type),
-            Arc::new(self.text.finish()),
+            strings(&mut self.text),
             dict(&mut self.tool_name),
-            Arc::new(self.call_id.finish()),
+            strings(&mut self.call_id),
             dict(&mut self.model),
             Arc::new(self.is_error.finish()),
             Arc::new(self.exit_code.finish()),
@@ -432,12 +440,12 @@ impl EventColumns {
             Arc::new(self.copied.finish()),
             Arc::new(self.rolled_back.finish()),
             Arc::new(self.is_sidechain.finish()),
-            Arc::new(self.agent_id.finish()),
-            Arc::new(self.parent_session_id.finish()),
-            Arc::new(self.parent_call_id.finish()),
-            Arc::new(self.record_id.finish()),
-            Arc::new(self.parent_record_id.finish()),
-            Arc::new(self.response_id.finish()),
+            strings(&mut self.agent_id),
+            strings(&mut self.parent_session_id),
+            strings(&mut self.parent_call_id),
+            strings(&mut self.record_id),
+            strings(&mut self.parent_record_id),
+            strings(&mut self.response_id),
             dict(&mut self.cwd),
             dict(&mut self.git_branch),
             dict(&mut self.agent_version),
@@ -446,16 +454,16 @@ impl EventColumns {
             Arc::new(self.source_byte_offset.finish()),
             dict(&mut self.source_record_type),
             dict(&mut self.phase),
-            Arc::new(self.parts.finish()),
-            Arc::new(self.raw_text.finish()),
+            strings(&mut self.parts),
+            strings(&mut self.raw_text),
             Arc::new(self.encrypted.finish()),
             Arc::new(self.omitted.finish()),
-            Arc::new(self.signature.finish()),
-            Arc::new(self.tool_input.finish()),
-            Arc::new(self.tool_input_text.finish()),
-            Arc::new(self.tool_result.finish()),
-            Arc::new(self.data.finish()),
-            Arc::new(self.extra.finish()),
+            strings(&mut self.signature),
+            strings(&mut self.tool_input),
+            strings(&mut self.tool_input_text),
+            strings(&mut self.tool_result),
+            strings(&mut self.data),
+            strings(&mut self.extra),
         ]);
         self.rows = 0;
         self.bytes = 0;

@@ -14,11 +14,16 @@
 //! partition columns only in the path; a stream (standard output) gets the events only (Parquet
 //! file or Arrow IPC stream).
 //!
-//! Memory: events are buffered in column builders until 8192 rows or 32 MiB of text, then
+//! Memory: events are buffered in column builders until 8192 rows or 16 MiB of text, then
 //! handed to the file writer as one record batch; Parquet row groups are flushed at 128 Ki rows
 //! or 64 MiB. A partitioned dataset keeps at most 8 partition files open. Session summaries are
-//! held until the end (one small record per session).
+//! held until the end (one small record per session). With [`Options::parallel`] a single
+//! Parquet file is encoded and compressed on a thread of its own (`background.rs`), one batch
+//! behind the one being built; the bytes are the same.
+//!
+//! [`Options::parallel`]: crate::write::Options::parallel
 
+mod background;
 mod columns;
 mod ipc;
 mod parquet;
@@ -33,7 +38,7 @@ pub use columns::{event_schema, session_schema};
 const BATCH_ROWS: usize = 8192;
 
 /// Text bytes per record batch.
-const BATCH_BYTES: usize = 32 << 20;
+const BATCH_BYTES: usize = 16 << 20;
 
 /// The Parquet writer.
 pub struct Parquet;

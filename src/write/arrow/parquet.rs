@@ -11,6 +11,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
+use super::background::Background;
 use super::columns::{EventColumns, event_schema, metadata, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
@@ -28,9 +29,13 @@ const MAX_OPEN_PARTITIONS: usize = 8;
 /// Compressed bytes after which a partition file is closed and the next part begun.
 const PART_FILE_BYTES: usize = 512 << 20;
 
-/// Free-text and JSON columns, whose values rarely repeat: no dictionary pages.
-const NO_DICTIONARY: [&str; 9] =
+/// Free-text and JSON columns: their values rarely repeat, so they get no dictionary pages, and
+/// a minimum and maximum of free text selects nothing, so they get no statistics.
+const FREE_TEXT: [&str; 9] =
     ["text", "parts", "raw_text", "signature", "tool_input", "tool_input_text", "tool_result", "data", "extra"];
+
+/// Identifier columns whose values are unique or nearly so: no dictionary pages.
+const UNIQUE: [&str; 4] = ["id", "record_id", "parent_record_id", "call_id"];
 
 /// The value Hive and Spark use for a missing partition value.
 const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
@@ -46,7 +51,12 @@ fn properties(table: &str) -> WriterProperties {
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_coerce_types(true)
         .set_key_value_metadata(Some(metadata));
-    for column in NO_DICTIONARY {
+    for column in FREE_TEXT {
+        builder = builder
+            .set_column_dictionary_enabled(ColumnPath::from(column), false)
+            .set_column_statistics_enabled(ColumnPath::from(column), EnabledStatistics::None);
+    }
+    for column in UNIQUE {
         builder = builder.set_column_dictionary_enabled(ColumnPath::from(column), false);
     }
     builder.build()
@@ -55,13 +65,13 @@ fn properties(table: &str) -> WriterProperties {
 pub fn open<'w>(target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
     match target {
         Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(out, true)?),
+            events: Some(EventFile::new(out, true, options.parallel)?),
             sessions: Sessions::default(),
             sessions_path: None,
         })),
         Target::Stream(_) => Err(unsupported("--partition-by without -o DIR", "parquet")),
         Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(AtomicFile::create(&path)?, true)?),
+            events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.parallel)?),
             sessions: Sessions::default(),
             sessions_path: Some(beside(&path, "sessions")),
         })),
@@ -71,14 +81,27 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> io::Result<Box<dyn Eve
 
 /// One Parquet file of events, fed batch by batch.
 struct EventFile<W: Write + Send> {
-    writer: ArrowWriter<W>,
+    writer: Encoding<W>,
     columns: EventColumns,
 }
 
+/// Where an events file's batches are encoded and compressed.
+enum Encoding<W: Write + Send> {
+    /// On the caller's thread.
+    Here(Box<ArrowWriter<W>>),
+    /// On a thread of its own, while the caller builds the next batch.
+    Background(Background<W>),
+}
+
 impl<W: Write + Send> EventFile<W> {
-    fn new(out: W, with_agent: bool) -> io::Result<Self> {
-        let writer =
-            ArrowWriter::try_new(out, event_schema(with_agent), Some(properties("events"))).map_err(io_error)?;
+    /// An events file; `background` encodes on a thread of its own.
+    fn new(out: W, with_agent: bool, background: bool) -> io::Result<Self> {
+        let (schema, properties) = (event_schema(with_agent), properties("events"));
+        let writer = if background {
+            Encoding::Background(Background::new(out, schema, properties)?)
+        } else {
+            Encoding::Here(Box::new(ArrowWriter::try_new(out, schema, Some(properties)).map_err(io_error)?))
+        };
         Ok(EventFile { writer, columns: EventColumns::new(with_agent, false) })
     }
 
@@ -93,21 +116,31 @@ impl<W: Write + Send> EventFile<W> {
     fn flush_batch(&mut self) -> io::Result<()> {
         if self.columns.rows() > 0 {
             let batch = self.columns.finish().map_err(io_error)?;
-            self.writer.write(&batch).map_err(io_error)?;
+            match &mut self.writer {
+                Encoding::Here(writer) => writer.write(&batch).map_err(io_error)?,
+                Encoding::Background(writer) => writer.write(batch)?,
+            }
         }
         Ok(())
     }
 
-    /// Bytes written to the file so far, plus what its open row group holds.
-    fn size(&self) -> usize {
-        self.writer.bytes_written() + self.writer.in_progress_size()
+    /// Bytes written to the file so far, plus what its open row group holds; `None` while the
+    /// batches are encoded in the background, which could not tell the same number every run.
+    fn size(&self) -> Option<usize> {
+        match &self.writer {
+            Encoding::Here(writer) => Some(writer.bytes_written() + writer.in_progress_size()),
+            Encoding::Background(_) => None,
+        }
     }
 
     /// Writes the rest and the footer; returns the output.
     fn close(mut self) -> io::Result<W> {
         self.flush_batch()?;
-        // `into_inner` flushes the open row group and writes the footer.
-        self.writer.into_inner().map_err(io_error)
+        match self.writer {
+            // `into_inner` flushes the open row group and writes the footer.
+            Encoding::Here(writer) => writer.into_inner().map_err(io_error),
+            Encoding::Background(writer) => writer.close(),
+        }
     }
 }
 
@@ -276,14 +309,15 @@ impl EventSink for Partitioned {
                 }
             }
             let path = self.part_path("events", &dir);
-            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent())?;
+            // Part files are cut at a size, which must be known exactly: no background encoding.
+            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), false)?;
             self.open.insert(dir.clone(), (file, 0));
         }
         self.tick += 1;
         let (file, used) = self.open.get_mut(&dir).expect("opened above");
         *used = self.tick;
         file.append(event)?;
-        if file.size() >= PART_FILE_BYTES {
+        if file.size().is_some_and(|size| size >= PART_FILE_BYTES) {
             self.close(&dir)?;
         }
         Ok(())
