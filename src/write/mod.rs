@@ -14,6 +14,7 @@ mod sessions;
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::thread::{self, JoinHandle};
 
 use crate::model::{Diagnostic, Event};
 
@@ -148,13 +149,25 @@ pub trait EventSink {
 /// A path that already names something other than a regular file (`/dev/null`, a named pipe)
 /// is written in place: there is nothing to rename, and replacing it would break it.
 ///
+/// While it is written, what is written is flushed to disk in the background every
+/// [`WRITE_BEHIND`] bytes, so that the sync before the rename has little left to wait for.
+///
 /// [`commit`]: AtomicFile::commit
 pub struct AtomicFile {
     file: Option<File>,
     /// The temporary path; `None` when writing in place.
     temp: Option<PathBuf>,
     path: PathBuf,
+    /// Bytes written since the last background flush began.
+    unsynced: u64,
+    /// The background flush, while one runs.
+    syncing: Option<JoinHandle<io::Result<()>>>,
+    /// Why a background flush failed; the commit fails with it.
+    failed: Option<io::Error>,
 }
+
+/// Bytes written to an [`AtomicFile`] after which they are flushed to disk in the background.
+const WRITE_BEHIND: u64 = 64 << 20;
 
 impl AtomicFile {
     /// Creates the temporary file for `path` (and any missing parent directories).
@@ -164,7 +177,7 @@ impl AtomicFile {
     pub fn create(path: &Path) -> io::Result<Self> {
         if fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
             let file = fs::OpenOptions::new().write(true).open(path)?;
-            return Ok(AtomicFile { file: Some(file), temp: None, path: path.to_owned() });
+            return Ok(AtomicFile::new(file, None, path));
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)?;
@@ -172,7 +185,12 @@ impl AtomicFile {
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".agentlog-tmp-{}", std::process::id()));
         let temp = path.with_file_name(name);
-        Ok(AtomicFile { file: Some(File::create(&temp)?), temp: Some(temp), path: path.to_owned() })
+        Ok(AtomicFile::new(File::create(&temp)?, Some(temp), path))
+    }
+
+    fn new(file: File, temp: Option<PathBuf>, path: &Path) -> Self {
+        let path = path.to_owned();
+        AtomicFile { file: Some(file), temp, path, unsynced: 0, syncing: None, failed: None }
     }
 
     /// The path the file will have once committed.
@@ -185,17 +203,50 @@ impl AtomicFile {
     /// # Errors
     /// When syncing or renaming fails.
     pub fn commit(mut self) -> io::Result<()> {
+        self.wait_for_sync();
         let mut file = self.file.take().expect("an uncommitted file is open");
         let Some(temp) = &self.temp else { return file.flush() };
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         file.sync_all()?;
         drop(file);
         fs::rename(temp, &self.path)
+    }
+
+    /// Begins flushing what is written so far to disk on a thread of its own, unless the last
+    /// flush still runs.
+    fn sync_behind(&mut self) {
+        if self.syncing.as_ref().is_some_and(|s| !s.is_finished()) {
+            return;
+        }
+        self.wait_for_sync();
+        let Some(file) = self.file.as_ref().and_then(|f| f.try_clone().ok()) else { return };
+        self.unsynced = 0;
+        self.syncing = thread::Builder::new().name("agentlog-sync".into()).spawn(move || file.sync_data()).ok();
+    }
+
+    /// Waits for the background flush, keeping its error: a failed flush is reported once, so
+    /// the sync at commit would not see it again.
+    fn wait_for_sync(&mut self) {
+        let Some(syncing) = self.syncing.take() else { return };
+        let result = syncing.join().unwrap_or_else(|_| Err(io::Error::other("the background flush panicked")));
+        if let Err(e) = result {
+            self.failed.get_or_insert(e);
+        }
     }
 }
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.file.as_mut().expect("an uncommitted file is open").write(buf)
+        let written = self.file.as_mut().expect("an uncommitted file is open").write(buf)?;
+        if self.temp.is_some() {
+            self.unsynced += written as u64;
+            if self.unsynced >= WRITE_BEHIND {
+                self.sync_behind();
+            }
+        }
+        Ok(written)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -280,5 +331,23 @@ mod tests {
             "claude-code-ok-id_1.2-2.json",
             "unique"
         );
+    }
+
+    #[test]
+    fn a_file_flushed_in_the_background_while_written_commits_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.jsonl");
+        let mut file = AtomicFile::create(&path).unwrap();
+        let block: Vec<u8> = (0..=255u8).cycle().take(1 << 20).collect();
+        let blocks = WRITE_BEHIND as usize / block.len() * 2 + 1;
+        for _ in 0..blocks {
+            file.write_all(&block).unwrap();
+        }
+        assert!(file.syncing.is_some() || file.unsynced < WRITE_BEHIND, "a background flush began");
+        assert!(!path.exists(), "not there before the commit");
+        file.commit().unwrap();
+        let written = fs::read(&path).unwrap();
+        assert_eq!(written.len(), blocks * block.len());
+        assert!(written.chunks(block.len()).all(|b| b == block));
     }
 }
