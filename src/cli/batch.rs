@@ -3,10 +3,11 @@
 //! input order, so that the output does not depend on the number of threads.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::mpsc::{self, SyncSender};
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use agentlog::model::{Agent, Event};
@@ -250,6 +251,95 @@ enum Message {
     Events(Vec<Event>),
     Encoded(Encoded),
     End(Outcome),
+    /// Messages held back in a temporary file while the writer was busy with earlier groups.
+    Spilled(Spill),
+}
+
+/// Bytes of encoded events the reading threads may hold back in temporary files at a time,
+/// before they wait for the writer instead.
+const SPILL_BYTES: u64 = 1 << 30;
+
+/// A group's messages held back while the writer is busy with earlier groups: encoded events
+/// in an anonymous temporary file, the rest (and what the events name) in memory.
+struct Spill {
+    file: File,
+    held: Vec<Held>,
+    /// Bytes held back in files by every reading thread, to be kept under [`SPILL_BYTES`].
+    spilled: Arc<AtomicU64>,
+    /// Whether the file could not be written: nothing more is held back.
+    full: bool,
+}
+
+/// One held-back message.
+enum Held {
+    Message(Message),
+    /// Encoded events: this many bytes of the file, next in order, and their sessions.
+    Encoded(usize, Vec<(Agent, String)>),
+}
+
+impl Spill {
+    /// An empty spill, or `None` when no temporary file can be made.
+    fn new(spilled: &Arc<AtomicU64>) -> Option<Self> {
+        let file = tempfile::tempfile().ok()?;
+        Some(Spill { file, held: Vec::new(), spilled: Arc::clone(spilled), full: false })
+    }
+
+    /// Whether nothing more may be held back.
+    fn is_full(&self) -> bool {
+        self.full || self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+    }
+
+    /// Holds a message back; encoded events that cannot be written to the file stay in memory.
+    fn hold(&mut self, message: Message) {
+        let held = match message {
+            Message::Encoded(encoded) => match self.file.write_all(&encoded.bytes) {
+                Ok(()) => {
+                    self.spilled.fetch_add(encoded.bytes.len() as u64, Ordering::Relaxed);
+                    Held::Encoded(encoded.bytes.len(), encoded.sessions)
+                }
+                Err(_) => {
+                    self.full = true;
+                    Held::Message(Message::Encoded(encoded))
+                }
+            },
+            message => Held::Message(message),
+        };
+        self.held.push(held);
+    }
+
+    /// Hands the held messages to `dest`, in order.
+    fn deliver(mut self, dest: &mut dyn Destination) -> io::Result<()> {
+        self.file.seek(SeekFrom::Start(0))?;
+        let mut file = BufReader::with_capacity(CHUNK_BYTES, &self.file);
+        for held in self.held {
+            match held {
+                Held::Message(message) => deliver(message, dest)?,
+                Held::Encoded(len, sessions) => {
+                    let mut bytes = vec![0; len];
+                    file.read_exact(&mut bytes)?;
+                    self.spilled.fetch_sub(len as u64, Ordering::Relaxed);
+                    dest.encoded(Encoded { bytes, sessions })?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The error of a reading thread whose writer has gone.
+fn stopped<E>(_: E) -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the writer stopped")
+}
+
+/// Hands one message to `dest`.
+fn deliver(message: Message, dest: &mut dyn Destination) -> io::Result<()> {
+    match message {
+        Message::Begin(name) => dest.begin(&name),
+        Message::Events(events) => events.into_iter().try_for_each(|event| dest.event(event)),
+        Message::Encoded(encoded) => dest.encoded(encoded),
+        Message::End(outcome) => dest.end(outcome),
+        Message::Spilled(spill) => spill.deliver(dest),
+    }
 }
 
 /// Events sent to the writing thread at a time.
@@ -264,16 +354,60 @@ const MESSAGES_AHEAD: usize = 16;
 /// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
 /// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
 /// are freed on the thread that made them.
+///
+/// Given an encoder, it does not wait while the writer is busy with earlier groups: it encodes
+/// every event and holds its messages back in a temporary file ([`Spill`]) until the writer can
+/// take them, up to [`SPILL_BYTES`] for all of them.
 struct Forward {
     to: SyncSender<Message>,
     chunk: Vec<Event>,
     encoder: Option<Encoder>,
     encoded: Encoded,
+    spill: Option<Spill>,
+    spilled: Arc<AtomicU64>,
 }
 
 impl Forward {
-    fn send(&self, message: Message) -> io::Result<()> {
-        self.to.send(message).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the writer stopped"))
+    fn send(&mut self, message: Message) -> io::Result<()> {
+        if let Some(spill) = self.spill.take() {
+            if spill.is_full() {
+                self.to.send(Message::Spilled(spill)).map_err(stopped)?;
+                return self.to.send(message).map_err(stopped);
+            }
+            match self.to.try_send(Message::Spilled(spill)) {
+                Ok(()) => {}
+                Err(TrySendError::Full(Message::Spilled(mut spill))) => {
+                    spill.hold(message);
+                    self.spill = Some(spill);
+                    return Ok(());
+                }
+                Err(e) => return Err(stopped(e)),
+            }
+        }
+        match self.to.try_send(message) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(message)) => match self
+                .encoder
+                .filter(|_| self.spilled.load(Ordering::Relaxed) < SPILL_BYTES)
+                .and_then(|_| Spill::new(&self.spilled))
+            {
+                Some(mut spill) => {
+                    spill.hold(message);
+                    self.spill = Some(spill);
+                    Ok(())
+                }
+                None => self.to.send(message).map_err(stopped),
+            },
+            Err(e @ TrySendError::Disconnected(_)) => Err(stopped(e)),
+        }
+    }
+
+    /// Hands over what is held back, waiting for the writer if need be.
+    fn finish(&mut self) -> io::Result<()> {
+        match self.spill.take() {
+            Some(spill) => self.to.send(Message::Spilled(spill)).map_err(stopped),
+            None => Ok(()),
+        }
     }
 
     /// Sends what is gathered; at most one of events and encoded events is.
@@ -300,7 +434,7 @@ impl Destination for Forward {
         // While this input's lines are parsed on the pool, this thread is the one that maps
         // them, and the writing thread would otherwise wait: it encodes. While every thread
         // reads an input of its own, each encodes its own events.
-        let encoder = self.encoder.filter(|_| !read::parse_on_pool());
+        let encoder = self.encoder.filter(|_| self.spill.is_some() || !read::parse_on_pool());
         let Some(encode) = encoder else {
             if !self.encoded.bytes.is_empty() {
                 self.flush()?;
@@ -399,6 +533,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
         .unzip();
     let senders = Mutex::new(senders);
     let claims = Claims::new(readers);
+    let spilled = Arc::new(AtomicU64::new(0));
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());
@@ -408,8 +543,9 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
                         break; // every group is claimed
                     };
                     let encoded = Encoded { bytes: Vec::new(), sessions: Vec::new() };
-                    let mut forward = Forward { to, chunk: Vec::new(), encoder, encoded };
-                    if read_group(&groups[i], &mut forward).is_err() {
+                    let spilled = Arc::clone(&spilled);
+                    let mut forward = Forward { to, chunk: Vec::new(), encoder, encoded, spill: None, spilled };
+                    if read_group(&groups[i], &mut forward).and_then(|()| forward.finish()).is_err() {
                         break; // the writer stopped
                     }
                 }
@@ -417,12 +553,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
         }
         let written = receivers.iter().enumerate().try_for_each(|(i, messages)| {
             claims.update(|s| s.writing = i);
-            messages.iter().try_for_each(|message| match message {
-                Message::Begin(name) => dest.begin(&name),
-                Message::Events(events) => events.into_iter().try_for_each(|event| dest.event(event)),
-                Message::Encoded(encoded) => dest.encoded(encoded),
-                Message::End(outcome) => dest.end(outcome),
-            })
+            messages.iter().try_for_each(|message| deliver(message, dest))
         });
         // Stopping the claims and dropping the receivers stops the readers, also on error.
         claims.update(|s| s.stopped = true);
@@ -463,4 +594,133 @@ pub fn peek(item: &Item) -> (String, String) {
     }
     let stem = read::file_stem(item.spec.name()).to_owned();
     (session.unwrap_or(stem), version.unwrap_or_else(|| "-".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agentlog::model::{Meta, MetaType, Payload};
+
+    /// Writes down what it is given, in order.
+    #[derive(Default)]
+    struct Record(Vec<String>);
+
+    impl Destination for Record {
+        fn begin(&mut self, name: &str) -> io::Result<()> {
+            self.0.push(format!("begin {name}"));
+            Ok(())
+        }
+
+        fn event(&mut self, event: Event) -> io::Result<()> {
+            self.0.push(format!("event {}", event.session_id));
+            Ok(())
+        }
+
+        fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
+            let sessions: Vec<&str> = encoded.sessions.iter().map(|(_, id)| id.as_str()).collect();
+            self.0.push(format!("encoded {} {sessions:?}", String::from_utf8(encoded.bytes).unwrap()));
+            Ok(())
+        }
+
+        fn end(&mut self, outcome: Outcome) -> io::Result<()> {
+            self.0.push(format!("end {}", outcome.name));
+            Ok(())
+        }
+    }
+
+    fn encoded(text: &str, session: &str) -> Message {
+        Message::Encoded(Encoded { bytes: text.as_bytes().to_vec(), sessions: vec![(Agent::Codex, session.into())] })
+    }
+
+    /// Takes every message now in the channel; whether one of them was held back.
+    fn drain(from: &mpsc::Receiver<Message>, into: &mut Record) -> bool {
+        let mut spilled = false;
+        while let Ok(message) = from.try_recv() {
+            spilled |= matches!(message, Message::Spilled(_));
+            deliver(message, into).unwrap();
+        }
+        spilled
+    }
+
+    fn forward(to: SyncSender<Message>, encoder: Option<Encoder>, spilled: u64) -> Forward {
+        let empty = Encoded { bytes: Vec::new(), sessions: Vec::new() };
+        let spilled = Arc::new(AtomicU64::new(spilled));
+        Forward { to, chunk: Vec::new(), encoder, encoded: empty, spill: None, spilled }
+    }
+
+    const ENCODER: Encoder = |event, out| out.extend_from_slice(event.session_id.as_bytes());
+
+    #[test]
+    fn messages_held_back_while_the_writer_is_busy_arrive_in_order() {
+        let (to, from) = mpsc::sync_channel(1);
+        let mut forward = forward(to, Some(ENCODER), 0);
+        let event =
+            Event::new("s2".into(), Payload::Meta(Meta { meta_type: MetaType::Title, data: None, usage: None }));
+        // The channel takes one message; the writer is busy, so the rest are held back.
+        forward.send(Message::Begin("a".into())).unwrap();
+        forward.send(encoded("one", "s1")).unwrap();
+        forward.send(Message::Events(vec![event])).unwrap();
+        forward.send(encoded("two", "s2")).unwrap();
+        assert_eq!(forward.spilled.load(Ordering::Relaxed), 6);
+        let mut record = Record::default();
+        assert!(!drain(&from, &mut record));
+        // Now the held messages go first, and what follows is held again behind them.
+        forward.send(encoded("three", "s3")).unwrap();
+        assert!(drain(&from, &mut record));
+        forward.send(Message::End(failed("a", CliError::UnknownFormat { path: "a".into() }))).unwrap();
+        assert!(drain(&from, &mut record));
+        // At the end of the group, what is still held is handed over.
+        forward.finish().unwrap();
+        assert!(drain(&from, &mut record));
+        let expected = [
+            "begin a",
+            r#"encoded one ["s1"]"#,
+            "event s2",
+            r#"encoded two ["s2"]"#,
+            r#"encoded three ["s3"]"#,
+            "end a",
+        ];
+        assert_eq!(record.0, expected);
+        assert_eq!(forward.spilled.load(Ordering::Relaxed), 0, "every byte held back was handed over");
+    }
+
+    /// Sends `messages` through a channel of one to a writer on another thread that is busy at
+    /// first, checking that nothing is held back; what the writer got.
+    fn through_a_busy_channel(
+        mut forward: Forward,
+        messages: Vec<Message>,
+        from: mpsc::Receiver<Message>,
+    ) -> Vec<String> {
+        let writer = thread::spawn(move || {
+            let mut record = Record::default();
+            // Busy at first: the reader finds the channel full.
+            thread::sleep(std::time::Duration::from_millis(50));
+            for message in from {
+                assert!(!matches!(message, Message::Spilled(_)), "nothing may be held back");
+                deliver(message, &mut record).unwrap();
+            }
+            record.0
+        });
+        for message in messages {
+            forward.send(message).unwrap();
+        }
+        forward.finish().unwrap();
+        drop(forward);
+        writer.join().unwrap()
+    }
+
+    #[test]
+    fn without_an_encoder_the_reader_waits_for_the_writer() {
+        let (to, from) = mpsc::sync_channel(1);
+        let messages = vec![Message::Begin("a".into()), Message::Begin("b".into()), Message::Begin("c".into())];
+        assert_eq!(through_a_busy_channel(forward(to, None, 0), messages, from), ["begin a", "begin b", "begin c"]);
+    }
+
+    #[test]
+    fn once_the_files_hold_their_limit_the_reader_waits_for_the_writer() {
+        let (to, from) = mpsc::sync_channel(1);
+        let messages = vec![Message::Begin("a".into()), encoded("one", "s1"), encoded("two", "s1")];
+        let got = through_a_busy_channel(forward(to, Some(ENCODER), SPILL_BYTES), messages, from);
+        assert_eq!(got, ["begin a", r#"encoded one ["s1"]"#, r#"encoded two ["s1"]"#]);
+    }
 }
