@@ -270,6 +270,11 @@ struct Spill {
     full: bool,
 }
 
+/// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
+fn spent(spilled: &AtomicU64) -> bool {
+    spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+}
+
 /// One held-back message.
 enum Held {
     Message(Message),
@@ -286,7 +291,7 @@ impl Spill {
 
     /// Whether nothing more may be held back.
     fn is_full(&self) -> bool {
-        self.full || self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+        self.full || spent(&self.spilled)
     }
 
     /// Holds a message back; encoded events that cannot be written to the file stay in memory.
@@ -386,18 +391,16 @@ impl Forward {
         }
         match self.to.try_send(message) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(message)) => match self
-                .encoder
-                .filter(|_| self.spilled.load(Ordering::Relaxed) < SPILL_BYTES)
-                .and_then(|_| Spill::new(&self.spilled))
-            {
-                Some(mut spill) => {
-                    spill.hold(message);
-                    self.spill = Some(spill);
-                    Ok(())
+            Err(TrySendError::Full(message)) => {
+                match self.encoder.filter(|_| !spent(&self.spilled)).and_then(|_| Spill::new(&self.spilled)) {
+                    Some(mut spill) => {
+                        spill.hold(message);
+                        self.spill = Some(spill);
+                        Ok(())
+                    }
+                    None => self.to.send(message).map_err(stopped),
                 }
-                None => self.to.send(message).map_err(stopped),
-            },
+            }
             Err(e @ TrySendError::Disconnected(_)) => Err(stopped(e)),
         }
     }
