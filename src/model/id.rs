@@ -28,11 +28,15 @@ pub const USAGE_SLOT: u32 = u32::MAX;
 impl EventKey<'_> {
     /// The event id: a UUIDv5 over the key's fields, rendered as lower-case hyphenated text.
     pub fn id(&self) -> String {
-        use std::io::Write as _;
+        // `agent \n session \n file \n line \n slot`, built without the formatting machinery:
+        // this runs once per event.
         let mut name = Vec::with_capacity(64 + self.session_id.len() + self.file_name.len());
-        let agent = self.agent.as_str();
-        write!(name, "{agent}\n{}\n{}\n{}\n{}", self.session_id, self.file_name, self.line, self.slot)
-            .expect("writing to a Vec cannot fail");
+        let mut number = itoa::Buffer::new();
+        for field in [self.agent.as_str(), self.session_id, self.file_name, number.format(self.line)] {
+            name.extend_from_slice(field.as_bytes());
+            name.push(b'\n');
+        }
+        name.extend_from_slice(number.format(self.slot).as_bytes());
         let mut text = [0; uuid::fmt::Hyphenated::LENGTH];
         uuid_v5(&NAMESPACE, &name).hyphenated().encode_lower(&mut text).to_owned()
     }

@@ -619,7 +619,7 @@ impl Parser {
     ) -> Result<Step, Problem> {
         let item: Item<'_> = object.get()?;
         let record_type = if ts.is_some() || facts.envelope {
-            format!("response_item/{}", item.item_type)
+            ["response_item/", &item.item_type].concat()
         } else {
             facts.bare_item = true;
             item.item_type.clone().into_owned()
@@ -711,7 +711,7 @@ impl Parser {
     ) -> Result<Step, Problem> {
         let object = Object::from_raw(raw)?;
         let msg: EventMsg<'_> = object.get()?;
-        let record_type = format!("event_msg/{}", msg.event_type);
+        let record_type = ["event_msg/", &msg.event_type].concat();
         let data = || Json::from_raw(raw);
         let meta_type = match msg.event_type.as_ref() {
             "user_message" => {
