@@ -381,9 +381,8 @@ impl Forward {
             }
             match self.to.try_send(Message::Spilled(spill)) {
                 Ok(()) => {}
-                Err(TrySendError::Full(Message::Spilled(mut spill))) => {
-                    spill.hold(message);
-                    self.spill = Some(spill);
+                Err(TrySendError::Full(Message::Spilled(spill))) => {
+                    self.hold(spill, message);
                     return Ok(());
                 }
                 Err(e) => return Err(stopped(e)),
@@ -393,9 +392,8 @@ impl Forward {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(message)) => {
                 match self.encoder.filter(|_| !spent(&self.spilled)).and_then(|_| Spill::new(&self.spilled)) {
-                    Some(mut spill) => {
-                        spill.hold(message);
-                        self.spill = Some(spill);
+                    Some(spill) => {
+                        self.hold(spill, message);
                         Ok(())
                     }
                     None => self.to.send(message).map_err(stopped),
@@ -403,6 +401,12 @@ impl Forward {
             }
             Err(e @ TrySendError::Disconnected(_)) => Err(stopped(e)),
         }
+    }
+
+    /// Holds `message` back in `spill`, which then holds this group's messages.
+    fn hold(&mut self, mut spill: Spill, message: Message) {
+        spill.hold(message);
+        self.spill = Some(spill);
     }
 
     /// Hands over what is held back, waiting for the writer if need be.
