@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
-use serde::de::{Deserializer, IntoDeserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{Problem, parse_object};
@@ -28,6 +28,23 @@ pub(crate) struct Object<'a> {
 /// A JSON object's fields, as [`Object`] keeps them.
 struct FieldList<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
+/// A JSON object read with the value of one of its fields read as an object of its own, in the
+/// same pass ([`Object::parse_split`]).
+#[derive(Debug)]
+pub(crate) struct Split<'a> {
+    /// The object, without that field when it was read apart.
+    pub outer: Object<'a>,
+    /// The field's value, when it was read apart.
+    pub inner: Option<Object<'a>>,
+}
+
+/// An object's key, borrowed from the text unless it holds escapes.
+#[derive(Deserialize)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+/// JSON's insignificant whitespace.
+const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
+
 impl<'a> Object<'a> {
     /// Reads a line holding one JSON object.
     ///
@@ -45,6 +62,40 @@ impl<'a> Object<'a> {
     pub fn from_raw(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
         let FieldList(fields) = serde_json::from_str(raw.get())?;
         Ok(Object { text: raw.get(), fields })
+    }
+
+    /// Reads a line holding one JSON object, and the value of its field `key` as an object of its
+    /// own in the same pass when `nest` says so for the fields before it. Each byte of the line
+    /// is read once, where [`Object::parse`] then [`Object::from_raw`] read the field's twice.
+    ///
+    /// The field stays in `outer` as a raw value when it is not an object, not nested, or
+    /// repeated.
+    ///
+    /// # Errors
+    /// As [`Object::parse`].
+    pub fn parse_split(
+        text: &'a str,
+        key: &str,
+        nest: impl Fn(&[(Cow<'a, str>, &'a RawValue)]) -> bool,
+    ) -> Result<Split<'a>, Problem> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let read = SplitSeed { text, key, nest }.deserialize(&mut deserializer);
+        match read.and_then(|read| deserializer.end().map(|()| read)) {
+            Ok((fields, inner)) => Ok(Split { outer: Object { text, fields }, inner }),
+            // Whatever the one pass does not take (a repeated or escaped key, a value of another
+            // kind, invalid JSON) is read the plain way, which also gives the errors.
+            Err(_) => Ok(Split { outer: Object::parse(text)?, inner: None }),
+        }
+    }
+
+    /// The object's text.
+    pub fn text(&self) -> &'a str {
+        self.text
+    }
+
+    /// The whole object as a [`Json`] value.
+    pub fn to_json(&self) -> Json {
+        Json::parse(self.text).expect("an object's text is one valid JSON value")
     }
 
     /// Deserialises `T`, a struct, from the fields it names; other fields are not looked at.
@@ -86,10 +137,6 @@ impl<'a> Object<'a> {
 
 impl<'de> Deserialize<'de> for FieldList<'de> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        /// A key, borrowed from the text unless it holds escapes.
-        #[derive(Deserialize)]
-        struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
-
         struct ObjectVisitor;
 
         impl<'de> Visitor<'de> for ObjectVisitor {
@@ -110,6 +157,74 @@ impl<'de> Deserialize<'de> for FieldList<'de> {
 
         deserializer.deserialize_map(ObjectVisitor)
     }
+}
+
+/// Reads an object's fields as [`FieldList`] does, with one field's object value read apart.
+struct SplitSeed<'t, 'k, F> {
+    text: &'t str,
+    key: &'k str,
+    nest: F,
+}
+
+/// The fields of a [`Split`] read in one pass.
+type SplitFields<'a> = (Vec<(Cow<'a, str>, &'a RawValue)>, Option<Object<'a>>);
+
+impl<'de, F: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool> DeserializeSeed<'de> for SplitSeed<'de, '_, F> {
+    type Value = SplitFields<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de, F: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool> Visitor<'de> for SplitSeed<'de, '_, F> {
+    type Value = SplitFields<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(16));
+        let (mut inner, mut seen) = (None, false);
+        while let Some(Key(key)) = map.next_key()? {
+            if key != self.key {
+                fields.push((key, map.next_value()?));
+                continue;
+            }
+            if seen {
+                return Err(A::Error::custom("repeated key"));
+            }
+            seen = true;
+            match key {
+                Cow::Borrowed(name) if (self.nest)(&fields) => {
+                    let FieldList(nested) = map.next_value()?;
+                    let text = value_text(self.text, name, &nested).ok_or_else(|| A::Error::custom("no span"))?;
+                    inner = Some(Object { text, fields: nested });
+                }
+                key => fields.push((key, map.next_value()?)),
+            }
+        }
+        Ok((fields, inner))
+    }
+}
+
+/// The text of the object value of the field named `key` (a slice of `text`) whose fields,
+/// read, are `fields`: from the `{` after the key to the `}` after its last value, which JSON
+/// allows nothing but whitespace and punctuation to separate. `None` when `key` or a value is
+/// not a slice of `text`.
+fn value_text<'a>(text: &'a str, key: &str, fields: &[(Cow<'a, str>, &'a RawValue)]) -> Option<&'a str> {
+    let offset = |part: &str| (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|o| *o <= text.len());
+    let after_key = offset(key)? + key.len();
+    let rest = text.get(after_key..)?.strip_prefix('"')?.trim_start_matches(WHITESPACE);
+    let rest = rest.strip_prefix(':')?.trim_start_matches(WHITESPACE);
+    let start = text.len() - rest.len();
+    let last = match fields.last() {
+        Some((_, value)) => offset(value.get())? + value.get().len(),
+        None => start + 1,
+    };
+    let rest = text.get(last..)?.trim_start_matches(WHITESPACE).strip_prefix('}')?;
+    text.get(start..text.len() - rest.len()).filter(|value| value.starts_with('{'))
 }
 
 /// Deserialises a struct from an [`Object`], handing it only the fields it declares.
@@ -190,6 +305,7 @@ impl<'de> Deserializer<'de> for FieldValue<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[derive(Deserialize)]
     struct Known<'a> {
@@ -234,6 +350,102 @@ mod tests {
         assert!(object.raw("none").is_none() && object.raw("absent").is_none());
         let repeated = Object::parse(r#"{"payload":1,"payload":2}"#).unwrap();
         assert!(repeated.get::<WithRaw>().is_err());
+    }
+
+    /// An object's fields as plain text, to compare.
+    fn texts(object: &Object<'_>) -> Vec<(String, String)> {
+        object.fields.iter().map(|(k, v)| (k.to_string(), v.get().to_owned())).collect()
+    }
+
+    /// Checks [`Object::parse_split`] against [`Object::parse`] then [`Object::from_raw`]; returns
+    /// whether the field was read apart.
+    fn splits_as_read_twice(text: &str, nest: bool) -> bool {
+        let Ok(whole) = Object::parse(text) else {
+            assert!(Object::parse_split(text, "payload", |_| nest).is_err(), "{text}");
+            return false;
+        };
+        let Split { outer, inner } = Object::parse_split(text, "payload", |_| nest).unwrap();
+        assert_eq!(outer.text, whole.text);
+        let payloads: Vec<_> = whole.fields.iter().filter(|(k, _)| k == "payload").collect();
+        let Some(inner) = inner else {
+            assert_eq!(texts(&outer), texts(&whole), "{text}");
+            // Read whole only when it has to be: a repeated or escaped key, or another value.
+            let plain = text.contains(r#""payload""#);
+            assert!(!nest || payloads.len() != 1 || !payloads[0].1.get().starts_with('{') || !plain, "{text}");
+            return false;
+        };
+        let [(_, raw)] = payloads[..] else { panic!("read apart, but not once: {text}") };
+        assert_eq!(inner.text, raw.get());
+        assert_eq!(texts(&inner), texts(&Object::from_raw(raw).unwrap()));
+        let rest: Vec<_> = texts(&whole).into_iter().filter(|(k, _)| k != "payload").collect();
+        assert_eq!(texts(&outer), rest);
+        true
+    }
+
+    #[test]
+    fn a_field_read_apart_has_its_own_text_and_fields() {
+        let text = "{\"type\":\"x\", \"payload\" :\t{ \"a\" : [1, {\"}\":\"}\"}] ,\"b\":{}} , \"z\": 2 } ";
+        assert!(splits_as_read_twice(text, true));
+        let Split { outer, inner } = Object::parse_split(text, "payload", |_| true).unwrap();
+        assert_eq!(inner.unwrap().text, r#"{ "a" : [1, {"}":"}"}] ,"b":{}}"#);
+        assert_eq!(outer.raw("z").unwrap().get(), "2");
+        assert!(splits_as_read_twice(r#"{"payload":{ }}"#, true));
+        assert!(splits_as_read_twice(r#"{"payload":{"n":-1.5e3}}"#, true));
+    }
+
+    #[test]
+    fn a_field_is_left_whole_when_it_cannot_be_read_apart() {
+        for text in [
+            r#"{"payload":{"a":1},"payload":{"a":2}}"#,
+            r#"{"payload":"text"}"#,
+            r#"{"payload":null}"#,
+            r#"{"p\u0061yload":{"a":1}}"#,
+        ] {
+            assert!(!splits_as_read_twice(text, true), "{text}");
+        }
+        assert!(!splits_as_read_twice(r#"{"payload":{"a":1}}"#, false));
+        for text in [r#"{"payload":{"a":1}} x"#, r#"{"payload":{"a":1}"#, r#"{"payload":{"a":1,}}"#, "[1]"] {
+            assert!(!splits_as_read_twice(text, true), "{text}");
+        }
+    }
+
+    /// Any JSON value, with strings that need escaping.
+    fn json() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[ -~\n\"\\\\é}{]{0,8}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec(("[a-z\"{}]{0,3}", inner), 0..4)
+                    .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn reading_a_field_apart_reads_what_reading_it_twice_reads(
+            fields in prop::collection::vec((prop_oneof!["payload", "type", "[a-z]{1,3}"], json(), any::<bool>()), 0..5),
+            spaced in any::<bool>(),
+            nest in any::<bool>(),
+        ) {
+            // Compact or pretty values, with or without spaces around the punctuation.
+            let gap = if spaced { " \t" } else { "" };
+            let members: Vec<String> = fields
+                .iter()
+                .map(|(key, value, pretty)| {
+                    let value = if *pretty { serde_json::to_string_pretty(value) } else { serde_json::to_string(value) };
+                    format!("{gap}\"{key}\"{gap}:{gap}{}{gap}", value.unwrap())
+                })
+                .collect();
+            let text = format!("{gap}{{{}}}{gap}", members.join(","));
+            splits_as_read_twice(&text, nest);
+        }
     }
 
     #[test]

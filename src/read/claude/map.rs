@@ -17,7 +17,7 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, file_stem, parse_time};
+use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, Split, file_stem, parse_time};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -482,7 +482,7 @@ impl LineParser for Parser {
     type Parsed = Parsed;
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
-        let object = Object::parse(line.text)?;
+        let Split { outer: object, inner: message } = Object::parse_split(line.text, "message", |_| true)?;
         let record: Record<'_> = object.get()?;
         let mut parsed = Parsed {
             events: Vec::new(),
@@ -495,8 +495,11 @@ impl LineParser for Parser {
         };
         let head = self.head(&record, line, &mut parsed);
         let record_type = record.record_type.as_deref().unwrap_or_default();
-        let message =
-            object.raw("message").filter(|_| matches!(record_type, "user" | "assistant")).map(Object::from_raw);
+        // A message that is not an object stays raw, and fails as one when it is read.
+        let message = message
+            .map(Ok)
+            .or_else(|| object.raw("message").map(Object::from_raw))
+            .filter(|_| matches!(record_type, "user" | "assistant"));
         let mut events = match record_type {
             "user" => {
                 self.user(&head, &ChatLine { object: &object, record: &record, message: message.as_ref(), line })?

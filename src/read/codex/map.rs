@@ -23,7 +23,7 @@ use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, Toke
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
-use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, file_stem, parse_object, parse_time};
+use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, Split, file_stem, parse_time};
 
 /// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
 const INJECTED_PREFIXES: [&str; 15] = [
@@ -526,9 +526,11 @@ impl Parser {
 
     /// Reads one line into a [`Step`] (nothing is emitted yet).
     fn step(&self, line: Line<'_>, facts: &mut Facts) -> Result<Step, Problem> {
-        let record: raw::Line<'_> = parse_object(line.text)?;
+        let Split { outer, inner } = Object::parse_split(line.text, "payload", payload_is_mapped)?;
+        let record: raw::Line<'_> = outer.get()?;
+        let payload = inner.map(Body::Fields).or_else(|| outer.raw("payload").map(Body::Raw));
         let ts = record.timestamp.as_deref();
-        match (record.line_type.as_deref(), record.payload) {
+        match (record.line_type.as_deref(), payload) {
             (Some(line_type), Some(payload)) => {
                 facts.envelope = true;
                 self.envelope_step(line, ts, line_type, payload, facts)
@@ -536,17 +538,15 @@ impl Parser {
             (None, None) if record.record_type.is_some() => {
                 // A legacy state marker (0.8–0.31): a batch boundary, sometimes with the
                 // previous response id.
-                Ok(self.events(line, ts, "state", meta(MetaType::System, Json::parse(line.text)?), false))
+                Ok(self.events(line, ts, "state", meta(MetaType::System, outer.to_json()), false))
             }
             (None, None) if record.id.is_some() => {
                 facts.header = Some(header(line.text)?);
-                Ok(self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::parse(line.text)?), false))
+                Ok(self.events(line, ts, "session_meta", meta(MetaType::SessionStart, outer.to_json()), false))
             }
-            (Some(_), None) => {
-                let raw: &RawValue = serde_json::from_str(line.text)?;
-                self.item_step(line, None, raw, facts)
-            }
-            _ => Ok(self.events(line, ts, "unknown", unknown(Json::parse(line.text)?), false)),
+            // A response item outside the envelope (0.1–0.31): the line is the item.
+            (Some(_), None) => self.item_step(line, None, &outer, facts),
+            _ => Ok(self.events(line, ts, "unknown", unknown(outer.to_json()), false)),
         }
     }
 
@@ -560,32 +560,39 @@ impl Parser {
         line: Line<'_>,
         ts: Option<&str>,
         line_type: &str,
-        payload: &RawValue,
+        payload: Body<'_>,
         facts: &mut Facts,
     ) -> Result<Step, Problem> {
         Ok(match line_type {
             "session_meta" => {
+                let payload = payload.raw()?;
                 facts.header = Some(header(payload.get())?);
                 self.events(line, ts, "session_meta", meta(MetaType::SessionStart, Json::from_raw(payload)), false)
             }
             "turn_context" => {
+                let payload = payload.raw()?;
                 let turn: TurnContext<'_> = serde_json::from_str(payload.get())?;
                 facts.turn = Some(Box::new((turn.model.map(Cow::into_owned), turn.cwd.map(Cow::into_owned))));
                 self.events(line, ts, "turn_context", meta(MetaType::TurnContext, Json::from_raw(payload)), true)
             }
             "compacted" => {
                 // `replacement_history` repeats earlier messages: kept as data, never re-emitted.
-                self.events(line, ts, "compacted", meta(MetaType::Compaction, Json::from_raw(payload)), false)
+                self.events(line, ts, "compacted", meta(MetaType::Compaction, Json::from_raw(payload.raw()?)), false)
             }
-            "response_item" => self.item_step(line, ts, payload, facts)?,
-            "event_msg" => self.event_msg_step(line, ts, payload, facts)?,
+            "response_item" => self.item_step(line, ts, &payload.object()?, facts)?,
+            "event_msg" => self.event_msg_step(line, ts, &payload.object()?, facts)?,
             other => self.events(line, ts, other, unknown(Json::parse(line.text)?), false),
         })
     }
 
-    fn item_step(&self, line: Line<'_>, ts: Option<&str>, raw: &RawValue, facts: &mut Facts) -> Result<Step, Problem> {
-        let object = Object::from_raw(raw)?;
-        let mut step = self.item_step_inner(line, ts, raw, &object, facts)?;
+    fn item_step(
+        &self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        object: &Object<'_>,
+        facts: &mut Facts,
+    ) -> Result<Step, Problem> {
+        let mut step = self.item_step_inner(line, ts, object, facts)?;
         // Fields no event field carries (item ids, `encrypted_content`, `status`, …) go with the
         // item's first event; meta events hold the whole item already.
         const CARRIED: [&str; 11] = [
@@ -613,7 +620,6 @@ impl Parser {
         &self,
         line: Line<'_>,
         ts: Option<&str>,
-        raw: &RawValue,
         object: &Object<'_>,
         facts: &mut Facts,
     ) -> Result<Step, Problem> {
@@ -624,7 +630,7 @@ impl Parser {
             facts.bare_item = true;
             item.item_type.clone().into_owned()
         };
-        let data = || Json::from_raw(raw);
+        let data = || object.to_json();
         let one = |this: &Self, payload| Ok(this.events(line, ts, &record_type, payload, false));
         match item.item_type.as_ref() {
             "message" => {
@@ -706,13 +712,12 @@ impl Parser {
         &self,
         line: Line<'_>,
         ts: Option<&str>,
-        raw: &RawValue,
+        object: &Object<'_>,
         facts: &mut Facts,
     ) -> Result<Step, Problem> {
-        let object = Object::from_raw(raw)?;
         let msg: EventMsg<'_> = object.get()?;
         let record_type = ["event_msg/", &msg.event_type].concat();
-        let data = || Json::from_raw(raw);
+        let data = || object.to_json();
         let meta_type = match msg.event_type.as_ref() {
             "user_message" => {
                 let mut parts = vec![Part::Text { text: msg.message.as_deref().unwrap_or_default().to_owned() }];
@@ -830,7 +835,10 @@ impl Mapper {
         let mut lines = vec![Parsed { step, facts: Facts { header: Some(session), ..Facts::default() } }];
         for item in doc.items {
             let mut facts = Facts::default();
-            match Parser.item_step(place(item), None, item, &mut facts) {
+            let step = Object::from_raw(item)
+                .map_err(Problem::from)
+                .and_then(|object| Parser.item_step(place(item), None, &object, &mut facts));
+            match step {
                 Ok(step) => lines.push(Parsed { step, facts }),
                 Err(_) => return Ok(None),
             }
@@ -912,6 +920,36 @@ impl LineMapper<Parsed> for Mapper {
         }
         Ok(())
     }
+}
+
+/// An envelope's payload: read as fields in the line's pass, or kept whole.
+enum Body<'a> {
+    Fields(Object<'a>),
+    Raw(&'a RawValue),
+}
+
+impl<'a> Body<'a> {
+    /// The payload's fields.
+    fn object(self) -> Result<Object<'a>, serde_json::Error> {
+        match self {
+            Body::Fields(object) => Ok(object),
+            Body::Raw(raw) => Object::from_raw(raw),
+        }
+    }
+
+    /// The payload whole.
+    fn raw(&self) -> Result<&'a RawValue, serde_json::Error> {
+        match self {
+            Body::Fields(object) => serde_json::from_str(object.text()),
+            Body::Raw(raw) => Ok(raw),
+        }
+    }
+}
+
+/// Whether an envelope whose fields before `payload` are `fields` holds a record this reader maps
+/// from the payload's fields (an item or an event), so that the payload is read as fields.
+fn payload_is_mapped(fields: &[(Cow<'_, str>, &RawValue)]) -> bool {
+    fields.iter().any(|(key, value)| key == "type" && matches!(value.get(), r#""response_item""# | r#""event_msg""#))
 }
 
 /// Reads a session header (`session_meta`).

@@ -18,8 +18,9 @@ pub struct Line<'a> {
     pub timestamp: Option<Cow<'a, str>>,
     #[serde(rename = "type", borrow)]
     pub line_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub payload: Option<&'a RawValue>,
+    /// Read apart with [`Object::parse_split`](crate::read::Object::parse_split).
+    #[serde(rename = "payload")]
+    _payload: RawField,
     /// Legacy meta line: the session id.
     #[serde(borrow)]
     pub id: Option<Cow<'a, str>>,
