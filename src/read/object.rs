@@ -1,5 +1,7 @@
 //! [`Object`]: a JSON object's fields with their values left unparsed, read in one pass, so a
 //! reader can take the fields it knows and keep the rest without reading the text again.
+//! Nested objects a reader maps (a Codex payload, a Claude Code message and its content blocks)
+//! can be read apart in the same pass ([`Object::parse_with`]).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -7,7 +9,7 @@ use std::fmt;
 
 use serde::Deserialize;
 use serde::de::value::MapDeserializer;
-use serde::de::{DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error as _, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::{Problem, parse_object};
@@ -18,24 +20,36 @@ use crate::model::Json;
 pub(crate) type RawField = Option<serde::de::IgnoredAny>;
 
 /// The fields of one JSON object, in source order, each value as its raw text.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Object<'a> {
     /// The object's text.
     text: &'a str,
     fields: Vec<(Cow<'a, str>, &'a RawValue)>,
+    /// Fields read apart ([`Object::parse_with`]), which `fields` does not hold.
+    nested: Vec<(&'static str, Nested<'a>)>,
 }
 
 /// A JSON object's fields, as [`Object`] keeps them.
 struct FieldList<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
-/// A JSON object read with the value of one of its fields read as an object of its own, in the
-/// same pass ([`Object::parse_split`]).
-#[derive(Debug)]
-pub(crate) struct Split<'a> {
-    /// The object, without that field when it was read apart.
-    pub outer: Object<'a>,
-    /// The field's value, when it was read apart.
-    pub inner: Option<Object<'a>>,
+/// A field [`Object::parse_with`] reads apart from its object in the same pass: an object, or
+/// a list of objects (or a string in its place).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Apart {
+    /// The field's key.
+    pub key: &'static str,
+    /// Whether the value is a list of objects or a string, rather than one object.
+    pub list: bool,
+    /// Fields of the value's objects read apart in turn.
+    pub inner: &'static [Apart],
+}
+
+/// A field's value read apart ([`Apart`]).
+#[derive(Debug, Clone)]
+pub(crate) enum Nested<'a> {
+    Object(Object<'a>),
+    List(Vec<Object<'a>>),
+    Text(Cow<'a, str>),
 }
 
 /// An object's key, borrowed from the text unless it holds escapes.
@@ -52,7 +66,7 @@ impl<'a> Object<'a> {
     /// As [`parse_object`]: invalid JSON, or another kind of JSON value.
     pub fn parse(text: &'a str) -> Result<Self, Problem> {
         let FieldList(fields) = parse_object(text)?;
-        Ok(Object { text, fields })
+        Ok(Object { text, fields, nested: Vec::new() })
     }
 
     /// Reads one JSON object from a raw value (a nested object).
@@ -61,31 +75,42 @@ impl<'a> Object<'a> {
     /// When the value is not an object.
     pub fn from_raw(raw: &'a RawValue) -> Result<Self, serde_json::Error> {
         let FieldList(fields) = serde_json::from_str(raw.get())?;
-        Ok(Object { text: raw.get(), fields })
+        Ok(Object { text: raw.get(), fields, nested: Vec::new() })
     }
 
-    /// Reads a line holding one JSON object, and the value of its field `key` as an object of its
-    /// own in the same pass when `nest` says so for the fields before it. Each byte of the line
-    /// is read once, where [`Object::parse`] then [`Object::from_raw`] read the field's twice.
+    /// Reads a line holding one JSON object, with the fields `apart` names read apart in the same
+    /// pass ([`Object::nested`]), the top-level ones only where `nest` says so for the fields
+    /// before them. Each byte of the line is read once, where [`Object::parse`] then
+    /// [`Object::from_raw`] read a nested object's twice.
     ///
-    /// The field stays in `outer` as a raw value when it is not an object, not nested, or
-    /// repeated.
+    /// A line the one pass does not take (a repeated key read apart, a value of another kind,
+    /// invalid JSON) is read as [`Object::parse`] reads it, with nothing apart.
     ///
     /// # Errors
     /// As [`Object::parse`].
-    pub fn parse_split(
+    pub fn parse_with(
         text: &'a str,
-        key: &str,
+        apart: &'static [Apart],
         nest: impl Fn(&[(Cow<'a, str>, &'a RawValue)]) -> bool,
-    ) -> Result<Split<'a>, Problem> {
+    ) -> Result<Self, Problem> {
         let mut deserializer = serde_json::Deserializer::from_str(text);
-        let read = SplitSeed { text, key, nest }.deserialize(&mut deserializer);
+        let start = text.len() - text.trim_start_matches(WHITESPACE).len();
+        let read = ObjectSeed { text, start, apart, nest: &nest }.deserialize(&mut deserializer);
         match read.and_then(|read| deserializer.end().map(|()| read)) {
-            Ok((fields, inner)) => Ok(Split { outer: Object { text, fields }, inner }),
-            // Whatever the one pass does not take (a repeated or escaped key, a value of another
-            // kind, invalid JSON) is read the plain way, which also gives the errors.
-            Err(_) => Ok(Split { outer: Object::parse(text)?, inner: None }),
+            Ok((object, _)) => Ok(Object { text, ..object }),
+            Err(_) => Object::parse(text),
         }
+    }
+
+    /// The value of the field `key`, when it was read apart.
+    pub fn nested(&self, key: &str) -> Option<&Nested<'a>> {
+        self.nested.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+
+    /// Takes the value of the field `key` out, when it was read apart.
+    pub fn take_nested(&mut self, key: &str) -> Option<Nested<'a>> {
+        let at = self.nested.iter().position(|(k, _)| *k == key)?;
+        Some(self.nested.swap_remove(at).1)
     }
 
     /// The object's text.
@@ -159,72 +184,172 @@ impl<'de> Deserialize<'de> for FieldList<'de> {
     }
 }
 
-/// Reads an object's fields as [`FieldList`] does, with one field's object value read apart.
-struct SplitSeed<'t, 'k, F> {
-    text: &'t str,
-    key: &'k str,
-    nest: F,
+/// Fields of the objects inside a value read apart: any before them.
+fn always(_: &[(Cow<'_, str>, &RawValue)]) -> bool {
+    true
 }
 
-/// The fields of a [`Split`] read in one pass.
-type SplitFields<'a> = (Vec<(Cow<'a, str>, &'a RawValue)>, Option<Object<'a>>);
+/// Reads an object as [`FieldList`] does, with the fields `apart` names read apart; gives the
+/// object and the offset just past it. `start` is the offset of its `{` in `text`.
+struct ObjectSeed<'t, 'n, N: ?Sized> {
+    text: &'t str,
+    start: usize,
+    apart: &'static [Apart],
+    nest: &'n N,
+}
 
-impl<'de, F: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool> DeserializeSeed<'de> for SplitSeed<'de, '_, F> {
-    type Value = SplitFields<'de>;
+impl<'de, N> DeserializeSeed<'de> for ObjectSeed<'de, '_, N>
+where
+    N: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool + ?Sized,
+{
+    type Value = (Object<'de>, usize);
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_map(self)
     }
 }
 
-impl<'de, F: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool> Visitor<'de> for SplitSeed<'de, '_, F> {
-    type Value = SplitFields<'de>;
+impl<'de, N> Visitor<'de> for ObjectSeed<'de, '_, N>
+where
+    N: Fn(&[(Cow<'de, str>, &'de RawValue)]) -> bool + ?Sized,
+{
+    type Value = (Object<'de>, usize);
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let text = self.text;
+        let lost = || A::Error::custom("a value read apart is not where it was expected");
         let mut fields = Vec::with_capacity(map.size_hint().unwrap_or(16));
-        let (mut inner, mut seen) = (None, false);
+        let mut nested: Vec<(&'static str, Nested<'de>)> = Vec::new();
+        // Offset just past the `{` or the last value read.
+        let mut last = self.start + 1;
         while let Some(Key(key)) = map.next_key()? {
-            if key != self.key {
-                fields.push((key, map.next_value()?));
+            let shape = self.apart.iter().find(|a| a.key == key).filter(|_| (self.nest)(&fields));
+            // An escaped key is not read apart: its value's place is not known.
+            let (Some(shape), Cow::Borrowed(name)) = (shape, &key) else {
+                let value: &RawValue = map.next_value()?;
+                last = offset(text, value.get()).ok_or_else(lost)? + value.get().len();
+                fields.push((key, value));
                 continue;
+            };
+            if nested.iter().any(|(k, _)| *k == shape.key) {
+                return Err(A::Error::custom("a key read apart is repeated"));
             }
-            if seen {
-                return Err(A::Error::custom("repeated key"));
-            }
-            seen = true;
-            match key {
-                Cow::Borrowed(name) if (self.nest)(&fields) => {
-                    let FieldList(nested) = map.next_value()?;
-                    let text = value_text(self.text, name, &nested).ok_or_else(|| A::Error::custom("no span"))?;
-                    inner = Some(Object { text, fields: nested });
-                }
-                key => fields.push((key, map.next_value()?)),
-            }
+            let start = value_start(text, name).ok_or_else(lost)?;
+            let (value, end) = if shape.list {
+                map.next_value_seed(ListSeed { text, start, apart: shape.inner })?
+            } else {
+                let seed = ObjectSeed { text, start, apart: shape.inner, nest: &always };
+                let (object, end) = map.next_value_seed(seed)?;
+                (Nested::Object(object), end)
+            };
+            last = end;
+            nested.push((shape.key, value));
         }
-        Ok((fields, inner))
+        let end = after(text, last, '}').ok_or_else(lost)?;
+        Ok((Object { text: &text[self.start..end], fields, nested }, end))
     }
 }
 
-/// The text of the object value of the field named `key` (a slice of `text`) whose fields,
-/// read, are `fields`: from the `{` after the key to the `}` after its last value, which JSON
-/// allows nothing but whitespace and punctuation to separate. `None` when `key` or a value is
-/// not a slice of `text`.
-fn value_text<'a>(text: &'a str, key: &str, fields: &[(Cow<'a, str>, &'a RawValue)]) -> Option<&'a str> {
-    let offset = |part: &str| (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|o| *o <= text.len());
-    let after_key = offset(key)? + key.len();
-    let rest = text.get(after_key..)?.strip_prefix('"')?.trim_start_matches(WHITESPACE);
-    let rest = rest.strip_prefix(':')?.trim_start_matches(WHITESPACE);
-    let start = text.len() - rest.len();
-    let last = match fields.last() {
-        Some((_, value)) => offset(value.get())? + value.get().len(),
-        None => start + 1,
-    };
-    let rest = text.get(last..)?.trim_start_matches(WHITESPACE).strip_prefix('}')?;
-    text.get(start..text.len() - rest.len()).filter(|value| value.starts_with('{'))
+/// Reads a list of objects (each as [`ObjectSeed`] reads it) or a string; gives it and the
+/// offset just past it. `start` is the offset of its `[` or `"` in `text`.
+struct ListSeed<'t> {
+    text: &'t str,
+    start: usize,
+    apart: &'static [Apart],
+}
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'de> {
+    type Value = (Nested<'de>, usize);
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'de> {
+    type Value = (Nested<'de>, usize);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of JSON objects, or a string")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let text = self.text;
+        let lost = || A::Error::custom("a value read apart is not where it was expected");
+        let mut objects = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+        // Offset just past the `[` or the last object read.
+        let mut last = self.start + 1;
+        loop {
+            // An object after the first follows a comma; where there is none, the list ends.
+            let start = match objects.is_empty() {
+                true => Some(skip(text, last)),
+                false => after(text, last, ',').map(|at| skip(text, at)),
+            };
+            let seed = ObjectSeed { text, start: start.unwrap_or(last), apart: self.apart, nest: &always };
+            let Some((object, end)) = seq.next_element_seed(seed)? else { break };
+            if start.is_none() {
+                return Err(lost());
+            }
+            objects.push(object);
+            last = end;
+        }
+        let end = after(text, last, ']').ok_or_else(lost)?;
+        Ok((Nested::List(objects), end))
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, value: &'de str) -> Result<Self::Value, E> {
+        let at = offset(self.text, value).ok_or_else(|| E::custom("a string read apart is not in the text"))?;
+        // Past the closing quote.
+        Ok((Nested::Text(Cow::Borrowed(value)), at + value.len() + 1))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        let end = string_end(self.text, self.start).ok_or_else(|| E::custom("a string read apart has no end"))?;
+        Ok((Nested::Text(Cow::Owned(value.to_owned())), end))
+    }
+}
+
+/// The offset of `part`, a slice of `text`, in `text`.
+fn offset(text: &str, part: &str) -> Option<usize> {
+    (part.as_ptr() as usize).checked_sub(text.as_ptr() as usize).filter(|at| *at + part.len() <= text.len())
+}
+
+/// The offset just past the whitespace at `at`.
+fn skip(text: &str, at: usize) -> usize {
+    at + text.get(at..).map_or(0, |rest| rest.len() - rest.trim_start_matches(WHITESPACE).len())
+}
+
+/// The offset just past `punctuation` when only whitespace comes before it from `at`.
+fn after(text: &str, at: usize, punctuation: char) -> Option<usize> {
+    let at = skip(text, at);
+    text.get(at..)?.starts_with(punctuation).then_some(at + 1)
+}
+
+/// The offset of the value of the key `key`, a slice of `text`: past the key's closing quote,
+/// the colon and the whitespace around it, the only things JSON allows there.
+fn value_start(text: &str, key: &str) -> Option<usize> {
+    let closing = offset(text, key)? + key.len();
+    text.get(closing..)?.starts_with('"').then_some(())?;
+    Some(skip(text, after(text, closing + 1, ':')?))
+}
+
+/// The offset just past the JSON string that starts at `start`: past its first quote that an
+/// even number of backslashes precedes.
+fn string_end(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut at = start + 1;
+    loop {
+        let quote = at + memchr::memchr(b'"', bytes.get(at..)?)?;
+        let backslashes = bytes[..quote].iter().rev().take_while(|b| **b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(quote + 1);
+        }
+        at = quote + 1;
+    }
 }
 
 /// Deserialises a struct from an [`Object`], handing it only the fields it declares.
@@ -357,40 +482,79 @@ mod tests {
         object.fields.iter().map(|(k, v)| (k.to_string(), v.get().to_owned())).collect()
     }
 
-    /// Checks [`Object::parse_split`] against [`Object::parse`] then [`Object::from_raw`]; returns
-    /// whether the field was read apart.
-    fn splits_as_read_twice(text: &str, nest: bool) -> bool {
-        let Ok(whole) = Object::parse(text) else {
-            assert!(Object::parse_split(text, "payload", |_| nest).is_err(), "{text}");
-            return false;
+    /// A payload, a message holding a list, and tool results in it.
+    const SHAPE: &[Apart] = &[
+        Apart { key: "payload", list: false, inner: &[] },
+        Apart {
+            key: "message",
+            list: false,
+            inner: &[Apart { key: "content", list: true, inner: &[Apart { key: "content", list: true, inner: &[] }] }],
+        },
+    ];
+
+    /// Checks an object read in one pass against the same object read the plain way, `slow`.
+    fn same_as_read_plainly(fast: &Object<'_>, slow: &Object<'_>, apart: &[Apart]) {
+        assert_eq!(fast.text, slow.text);
+        for (key, nested) in &fast.nested {
+            let shape = apart.iter().find(|a| a.key == *key).expect("only named fields are read apart");
+            let raws: Vec<_> = slow.fields.iter().filter(|(k, _)| k == key).collect();
+            let [(_, raw)] = raws[..] else { panic!("{key} read apart, but not once: {}", slow.text) };
+            match nested {
+                Nested::Object(object) => same_as_read_plainly(object, &Object::from_raw(raw).unwrap(), shape.inner),
+                Nested::List(objects) => {
+                    let raws: Vec<&RawValue> = serde_json::from_str(raw.get()).unwrap();
+                    assert_eq!(objects.len(), raws.len());
+                    for (object, raw) in objects.iter().zip(raws) {
+                        same_as_read_plainly(object, &Object::from_raw(raw).unwrap(), shape.inner);
+                    }
+                }
+                Nested::Text(text) => assert_eq!(text.as_ref(), serde_json::from_str::<String>(raw.get()).unwrap()),
+            }
+        }
+        let rest: Vec<_> = texts(slow).into_iter().filter(|(k, _)| !fast.nested.iter().any(|(n, _)| n == k)).collect();
+        assert_eq!(texts(fast), rest, "{}", slow.text);
+    }
+
+    /// Reads `text` both ways and compares; returns the keys read apart at the top.
+    fn read_apart(text: &str, nest: bool) -> Vec<&'static str> {
+        let Ok(slow) = Object::parse(text) else {
+            assert!(Object::parse_with(text, SHAPE, |_| nest).is_err(), "{text}");
+            return Vec::new();
         };
-        let Split { outer, inner } = Object::parse_split(text, "payload", |_| nest).unwrap();
-        assert_eq!(outer.text, whole.text);
-        let payloads: Vec<_> = whole.fields.iter().filter(|(k, _)| k == "payload").collect();
-        let Some(inner) = inner else {
-            assert_eq!(texts(&outer), texts(&whole), "{text}");
-            // Read whole only when it has to be: a repeated or escaped key, or another value.
-            let plain = text.contains(r#""payload""#);
-            assert!(!nest || payloads.len() != 1 || !payloads[0].1.get().starts_with('{') || !plain, "{text}");
-            return false;
-        };
-        let [(_, raw)] = payloads[..] else { panic!("read apart, but not once: {text}") };
-        assert_eq!(inner.text, raw.get());
-        assert_eq!(texts(&inner), texts(&Object::from_raw(raw).unwrap()));
-        let rest: Vec<_> = texts(&whole).into_iter().filter(|(k, _)| k != "payload").collect();
-        assert_eq!(texts(&outer), rest);
-        true
+        let fast = Object::parse_with(text, SHAPE, |_| nest).unwrap();
+        same_as_read_plainly(&fast, &slow, SHAPE);
+        fast.nested.iter().map(|(k, _)| *k).collect()
     }
 
     #[test]
     fn a_field_read_apart_has_its_own_text_and_fields() {
         let text = "{\"type\":\"x\", \"payload\" :\t{ \"a\" : [1, {\"}\":\"}\"}] ,\"b\":{}} , \"z\": 2 } ";
-        assert!(splits_as_read_twice(text, true));
-        let Split { outer, inner } = Object::parse_split(text, "payload", |_| true).unwrap();
-        assert_eq!(inner.unwrap().text, r#"{ "a" : [1, {"}":"}"}] ,"b":{}}"#);
-        assert_eq!(outer.raw("z").unwrap().get(), "2");
-        assert!(splits_as_read_twice(r#"{"payload":{ }}"#, true));
-        assert!(splits_as_read_twice(r#"{"payload":{"n":-1.5e3}}"#, true));
+        assert_eq!(read_apart(text, true), ["payload"]);
+        let object = Object::parse_with(text, SHAPE, |_| true).unwrap();
+        let Some(Nested::Object(payload)) = object.nested("payload") else { panic!() };
+        assert_eq!(payload.text, r#"{ "a" : [1, {"}":"}"}] ,"b":{}}"#);
+        assert_eq!(object.raw("z").unwrap().get(), "2");
+        assert_eq!(read_apart(r#"{"payload":{ }}"#, true), ["payload"]);
+        assert_eq!(read_apart(r#"{"payload":{"n":-1.5e3}}"#, true), ["payload"]);
+    }
+
+    #[test]
+    fn lists_and_strings_are_read_apart_down_the_shape() {
+        let text = r#"{"message":{"role":"user","content":[ {"type":"text","text":"a\"b"} ,
+            {"type":"tool_result","content":[{"type":"text","text":"c"}],"id":1},{"content":"d\\\"e\\"}]}}"#;
+        assert_eq!(read_apart(text, true), ["message"]);
+        let object = Object::parse_with(text, SHAPE, |_| true).unwrap();
+        let Some(Nested::Object(message)) = object.nested("message") else { panic!() };
+        let Some(Nested::List(blocks)) = message.nested("content") else { panic!() };
+        assert_eq!(blocks[0].text, r#"{"type":"text","text":"a\"b"}"#);
+        assert!(
+            matches!(blocks[1].nested("content"), Some(Nested::List(inner)) if inner[0].text == r#"{"type":"text","text":"c"}"#)
+        );
+        assert!(matches!(blocks[2].nested("content"), Some(Nested::Text(t)) if t == "d\\\"e\\"));
+        assert_eq!(read_apart(r#"{"message":{"content":"plain","id":1}}"#, true), ["message"]);
+        assert_eq!(read_apart(r#"{"message":{"id":1,"content":"plain"} }"#, true), ["message"]);
+        assert_eq!(read_apart(r#"{"message":{"id":1,"content":"\\"}}"#, true), ["message"]);
+        assert_eq!(read_apart(r#"{"message":{"content":[ ]}}"#, true), ["message"]);
     }
 
     #[test]
@@ -399,13 +563,17 @@ mod tests {
             r#"{"payload":{"a":1},"payload":{"a":2}}"#,
             r#"{"payload":"text"}"#,
             r#"{"payload":null}"#,
-            r#"{"p\u0061yload":{"a":1}}"#,
+            r#"{"message":{"content":[1]}}"#,
+            r#"{"message":{"content":{"a":1}}}"#,
+            r#"{"message":{"content":null}}"#,
         ] {
-            assert!(!splits_as_read_twice(text, true), "{text}");
+            assert!(read_apart(text, true).is_empty(), "{text}");
         }
-        assert!(!splits_as_read_twice(r#"{"payload":{"a":1}}"#, false));
+        assert!(read_apart(r#"{"payload":{"a":1}}"#, false).is_empty());
+        // An escaped key is another key: the field stays in place.
+        assert!(read_apart(r#"{"p\u0061yload":{"a":1}}"#, true).is_empty());
         for text in [r#"{"payload":{"a":1}} x"#, r#"{"payload":{"a":1}"#, r#"{"payload":{"a":1,}}"#, "[1]"] {
-            assert!(!splits_as_read_twice(text, true), "{text}");
+            assert!(read_apart(text, true).is_empty(), "{text}");
         }
     }
 
@@ -416,21 +584,55 @@ mod tests {
             Just(Value::Null),
             any::<bool>().prop_map(Value::from),
             any::<i64>().prop_map(Value::from),
-            "[ -~\n\"\\\\é}{]{0,8}".prop_map(Value::from),
+            "[ -~\n\"\\\\é}{\\]\\[]{0,8}".prop_map(Value::from),
         ];
-        leaf.prop_recursive(3, 24, 4, |inner| {
+        leaf.prop_recursive(4, 32, 4, |inner| {
             prop_oneof![
                 prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-                prop::collection::vec(("[a-z\"{}]{0,3}", inner), 0..4)
+                prop::collection::vec((prop_oneof!["content", "[a-z\"{}]{0,3}"], inner), 0..4)
                     .prop_map(|fields| Value::Object(fields.into_iter().collect())),
             ]
         })
     }
 
+    /// Whether `value` has the shape `shape` reads apart.
+    fn fits(value: &serde_json::Value, shape: &Apart) -> bool {
+        use serde_json::Value;
+        let inner = |fields: &serde_json::Map<String, Value>| {
+            shape.inner.iter().all(|a| fields.get(a.key).is_none_or(|v| fits(v, a)))
+        };
+        match value {
+            Value::Object(fields) => !shape.list && inner(fields),
+            Value::Array(items) => shape.list && items.iter().all(|i| i.as_object().is_some_and(inner)),
+            Value::String(_) => shape.list,
+            _ => false,
+        }
+    }
+
+    /// Content as Claude Code writes it: a string, or a list of objects whose `content` is such
+    /// content again, before or after another field.
+    fn content() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value;
+        let text = "[ -~\n\"\\\\é}{\\]\\[]{0,8}".prop_map(Value::from);
+        text.prop_recursive(3, 16, 3, |inner| {
+            prop::collection::vec((inner, json(), any::<bool>()), 0..3).prop_map(|blocks| {
+                let blocks = blocks.into_iter().map(|(content, other, first)| {
+                    let other_key = if first { "a" } else { "z" };
+                    serde_json::json!({ "content": content, other_key: other })
+                });
+                Value::Array(blocks.collect())
+            })
+        })
+    }
+
     proptest! {
         #[test]
-        fn reading_a_field_apart_reads_what_reading_it_twice_reads(
-            fields in prop::collection::vec((prop_oneof!["payload", "type", "[a-z]{1,3}"], json(), any::<bool>()), 0..5),
+        fn reading_fields_apart_reads_what_reading_them_plainly_reads(
+            fields in prop::collection::vec((
+                prop_oneof!["payload", "message", "type", "[a-z]{1,3}"],
+                prop_oneof![json(), (content(), json()).prop_map(|(c, o)| serde_json::json!({"a": o, "content": c}))],
+                any::<bool>(),
+            ), 0..5),
             spaced in any::<bool>(),
             nest in any::<bool>(),
         ) {
@@ -443,8 +645,16 @@ mod tests {
                     format!("{gap}\"{key}\"{gap}:{gap}{}{gap}", value.unwrap())
                 })
                 .collect();
-            let text = format!("{gap}{{{}}}{gap}", members.join(","));
-            splits_as_read_twice(&text, nest);
+            let apart = read_apart(&format!("{gap}{{{}}}{gap}", members.join(",")), nest);
+            // Everything that fits the shape is read apart, unless something else does not.
+            let once = |key: &str| fields.iter().filter(|(k, _, _)| k == key).count() == 1;
+            let shaped: Vec<_> = fields.iter().filter(|(k, _, _)| SHAPE.iter().any(|a| a.key == k)).collect();
+            let all_fit = shaped.iter().all(|(k, v, _)| once(k) && fits(v, SHAPE.iter().find(|a| a.key == k).unwrap()));
+            let mut expected: Vec<&str> = if nest && all_fit { shaped.iter().map(|(k, _, _)| k.as_str()).collect() } else { Vec::new() };
+            let mut apart = apart;
+            expected.sort_unstable();
+            apart.sort_unstable();
+            prop_assert_eq!(apart, expected);
         }
     }
 

@@ -6,6 +6,7 @@
 //! largest `output_tokens` per response (the last one on ties) and emits one `usage` event per
 //! response when the file ends (`reference/claude-format.md` §8.1).
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -17,7 +18,7 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, Split, file_stem, parse_time};
+use crate::read::{Apart, Emitter, Line, LineMapper, LineParser, Nested, Object, Problem, file_stem, parse_time};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -49,6 +50,14 @@ const CARRIED: [&str; 12] = [
 /// Fields of `message` that event fields carry (`usage` is carried by the usage event).
 const CARRIED_MESSAGE: [&str; 5] = ["role", "content", "id", "model", "usage"];
 
+/// Fields of a line read apart in its pass: the message, its content blocks, and the content of
+/// the tool results among them.
+const APART: &[Apart] = &[Apart {
+    key: "message",
+    list: false,
+    inner: &[Apart { key: "content", list: true, inner: &[Apart { key: "content", list: true, inner: &[] }] }],
+}];
+
 /// Prefix of the call ids given to commands the user ran in bash mode (`!cmd`), which the
 /// source records without an id: the call is named after its record's uuid, and the output's
 /// parent is that record.
@@ -70,8 +79,9 @@ impl<'a> ChatLine<'_, 'a> {
     }
 
     /// The message's `content`, once [`ChatLine::message`] has read the message.
-    fn content(&self) -> Option<&'a RawValue> {
-        self.message.and_then(|m| m.as_ref().ok()).and_then(|m| m.raw("content"))
+    fn content(&self) -> Result<Option<Content<'_, 'a>>, Problem> {
+        let Some(Ok(message)) = self.message else { return Ok(None) };
+        Ok(Content::of(message)?)
     }
 }
 
@@ -292,26 +302,26 @@ impl Parser {
         }
         let injected = record.is_meta || record.source_tool_use_id.is_some();
         let mut turn = UserTurn::default();
-        match chat.content().map(Content::parse).transpose()?.flatten() {
+        match chat.content()? {
             None => {}
             Some(Content::Text(text)) => turn.text(head, &text, injected),
             Some(Content::Blocks(blocks)) => {
                 let mut structured = chat.object.raw("toolUseResult");
-                for raw in blocks {
+                for block in &blocks {
                     // A block of a shape this reader does not know is kept whole.
-                    let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get()) else {
-                        turn.push(with(head, unknown(Json::from_raw(raw))));
+                    let Some((object, block)) = read_block(block) else {
+                        turn.push(with(head, unknown(block_json(block))));
                         continue;
                     };
                     match block.block_type.as_ref() {
                         "tool_result" => {
-                            let output = Self::tool_result(block, structured.take())?;
+                            let output = Self::tool_result(&block, object, structured.take())?;
                             turn.push(with(head, output));
                         }
                         "text" => turn.text(head, block.text.as_deref().unwrap_or_default(), injected),
                         _ => match content_part(&block) {
                             Some(part) => turn.parts.push(part),
-                            None => turn.push(with(head, unknown(Json::from_raw(raw)))),
+                            None => turn.push(with(head, unknown(object.to_json()))),
                         },
                     }
                 }
@@ -329,17 +339,17 @@ impl Parser {
         head.response_id = message.id.as_deref().map(str::to_owned);
         head.context.model = message.model.as_deref().map(str::to_owned);
         let mut events = Vec::new();
-        match chat.content().map(Content::parse).transpose()?.flatten() {
+        match chat.content()? {
             None => {}
             Some(Content::Text(text)) => {
                 let parts = vec![Part::Text { text: text.into_owned() }];
                 events.push(with(&head, Payload::Message(Message::from_parts(Role::Assistant, parts))));
             }
             Some(Content::Blocks(blocks)) => {
-                for raw in blocks {
-                    let payload = match serde_json::from_str::<Block<'_>>(raw.get()) {
-                        Ok(block) => Self::assistant_block(block, raw, &mut parsed.calls)?,
-                        Err(_) => unknown(Json::from_raw(raw)),
+                for block in &blocks {
+                    let payload = match read_block(block) {
+                        Some((object, block)) => Self::assistant_block(block, object, &mut parsed.calls),
+                        None => unknown(block_json(block)),
                     };
                     events.push(with(&head, payload));
                 }
@@ -356,10 +366,10 @@ impl Parser {
     /// One block of an assistant record; tool calls are also listed in `calls`.
     fn assistant_block(
         block: Block<'_>,
-        raw: &RawValue,
+        object: &Object<'_>,
         calls: &mut Vec<(String, String, Option<String>)>,
-    ) -> Result<Payload, Problem> {
-        Ok(match block.block_type.as_ref() {
+    ) -> Payload {
+        match block.block_type.as_ref() {
             "thinking" => {
                 let text = block.thinking.map(|t| t.into_owned()).unwrap_or_default();
                 Payload::Reasoning(Reasoning {
@@ -380,21 +390,21 @@ impl Parser {
             "tool_use" | "server_tool_use" => {
                 let name = block.name.map(|s| s.into_owned()).unwrap_or_default();
                 let call_id = block.id.map(|s| s.into_owned());
+                let input = object.raw("input");
                 if let Some(id) = &call_id {
-                    let prompt = block
-                        .input
+                    let prompt = input
                         .filter(|_| name == "Task" || name == "Agent")
                         .and_then(|input| serde_json::from_str::<TaskInput<'_>>(input.get()).ok())
                         .and_then(|input| input.prompt);
                     calls.push((id.clone(), name.clone(), prompt.map(|p| p.into_owned())));
                 }
-                Payload::ToolCall(ToolCall { call_id, name, input: block.input.map(Json::from_raw), input_text: None })
+                Payload::ToolCall(ToolCall { call_id, name, input: input.map(Json::from_raw), input_text: None })
             }
             _ => match content_part(&block) {
                 Some(part) => Payload::Message(Message::from_parts(Role::Assistant, vec![part])),
-                None => unknown(Json::from_raw(raw)),
+                None => unknown(object.to_json()),
             },
-        })
+        }
     }
 
     /// The usage line of a model response; `None` for lines Claude Code makes up itself (API
@@ -414,23 +424,22 @@ impl Parser {
     }
 
     /// A `tool_result` block; the mapper names the tool from its call.
-    fn tool_result(block: Block<'_>, structured: Option<&RawValue>) -> Result<Payload, Problem> {
+    fn tool_result(block: &Block<'_>, object: &Object<'_>, structured: Option<&RawValue>) -> Result<Payload, Problem> {
         let mut text = Vec::new();
         let mut parts = Vec::new();
-        match block.content.map(Content::parse).transpose()?.flatten() {
+        match Content::of(object)? {
             None => {}
             Some(Content::Text(t)) => text.push(t.into_owned()),
             Some(Content::Blocks(blocks)) => {
-                for raw in blocks {
-                    let inner = serde_json::from_str::<Block<'_>>(raw.get()).ok();
-                    match inner.as_ref().and_then(content_part) {
+                for inner in &blocks {
+                    match read_block(inner).and_then(|(_, inner)| content_part(&inner)) {
                         Some(Part::Text { text: t }) => {
                             text.push(t.clone());
                             parts.push(Part::Text { text: t });
                         }
                         Some(part) => parts.push(part),
                         // `tool_reference` and other blocks: kept as their JSON text.
-                        None => parts.push(Part::Text { text: raw.get().to_owned() }),
+                        None => parts.push(Part::Text { text: block_text(inner).to_owned() }),
                     }
                 }
             }
@@ -442,7 +451,7 @@ impl Parser {
             .filter(|r| r.get().starts_with('{'))
             .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
             .unwrap_or_default();
-        let call_id = block.tool_use_id.map(|s| s.into_owned());
+        let call_id = block.tool_use_id.as_deref().map(str::to_owned);
         Ok(Payload::ToolOutput(ToolOutput {
             name: None,
             call_id,
@@ -482,7 +491,11 @@ impl LineParser for Parser {
     type Parsed = Parsed;
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
-        let Split { outer: object, inner: message } = Object::parse_split(line.text, "message", |_| true)?;
+        let mut object = Object::parse_with(line.text, APART, |_| true)?;
+        let message = match object.take_nested("message") {
+            Some(Nested::Object(message)) => Some(message),
+            _ => None,
+        };
         let record: Record<'_> = object.get()?;
         let mut parsed = Parsed {
             events: Vec::new(),
@@ -796,6 +809,29 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     let start = text.find(open)? + open.len();
     let end = text[start..].find(close).map_or(text.len(), |e| start + e);
     Some(&text[start..end])
+}
+
+/// A content block read as a [`Block`], with its object; `None` for one of a shape this reader
+/// does not know.
+fn read_block<'o, 'a>(block: &'o Result<Cow<'o, Object<'a>>, &'a RawValue>) -> Option<(&'o Object<'a>, Block<'a>)> {
+    let object = block.as_ref().ok()?;
+    Some((object, object.get().ok()?))
+}
+
+/// A content block's JSON text.
+fn block_text<'a>(block: &Result<Cow<'_, Object<'a>>, &'a RawValue>) -> &'a str {
+    match block {
+        Ok(object) => object.text(),
+        Err(raw) => raw.get(),
+    }
+}
+
+/// A content block kept whole.
+fn block_json(block: &Result<Cow<'_, Object<'_>>, &RawValue>) -> Json {
+    match block {
+        Ok(object) => object.to_json(),
+        Err(raw) => Json::from_raw(raw),
+    }
 }
 
 /// A text, image or document block as a content part; `None` for other blocks.

@@ -90,12 +90,10 @@ pub fn spawning_call(path: &Path, agent_id: &str) -> Option<String> {
             continue;
         }
         let message = record.raw("message").and_then(|m| Object::from_raw(m).ok())?;
-        let Some(Content::Blocks(blocks)) = message.raw("content").and_then(|c| Content::parse(c).ok().flatten())
-        else {
-            continue;
-        };
-        for raw in blocks {
-            if let Ok(block) = serde_json::from_str::<Block<'_>>(raw.get())
+        let Ok(Some(Content::Blocks(blocks))) = Content::of(&message) else { continue };
+        for block in blocks {
+            if let Ok(object) = block
+                && let Ok(block) = object.get::<Block<'_>>()
                 && block.block_type == "tool_result"
                 && let Some(id) = block.tool_use_id
             {

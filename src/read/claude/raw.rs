@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::read::RawField;
+use crate::read::{Nested, Object, RawField};
 
 /// The fields of any record that the mapper reads; `message` is parsed according to `type`.
 #[derive(Debug, Deserialize)]
@@ -91,21 +91,35 @@ pub struct OutputDetails {
     pub thinking_tokens: Option<u64>,
 }
 
-/// Message content: a plain string, or content blocks kept raw until their type is known.
+/// Message or tool-result content: a plain string, or content blocks.
 #[derive(Debug)]
-pub enum Content<'a> {
-    Text(Cow<'a, str>),
-    Blocks(Vec<&'a RawValue>),
+pub enum Content<'o, 'a> {
+    Text(Cow<'o, str>),
+    /// The blocks as objects; a block that is not an object is kept raw.
+    Blocks(Vec<Result<Cow<'o, Object<'a>>, &'a RawValue>>),
 }
 
-impl<'a> Content<'a> {
-    /// Reads `content` as given on disk: a string, an array of blocks, or `null`.
+impl<'o, 'a> Content<'o, 'a> {
+    /// The `content` field of `object`, read apart in the line's pass or from its raw value: a
+    /// string, an array of blocks, or `None` when absent or `null`.
     ///
-    /// (An untagged serde enum would buffer the value and lose the borrowed raw blocks.)
-    pub fn parse(raw: &'a RawValue) -> serde_json::Result<Option<Self>> {
+    /// (An untagged serde enum would buffer the value and lose the borrowed blocks.)
+    pub fn of(object: &'o Object<'a>) -> serde_json::Result<Option<Self>> {
+        match object.nested("content") {
+            Some(Nested::Text(text)) => return Ok(Some(Content::Text(Cow::Borrowed(text.as_ref())))),
+            Some(Nested::List(blocks)) => {
+                return Ok(Some(Content::Blocks(blocks.iter().map(|b| Ok(Cow::Borrowed(b))).collect())));
+            }
+            Some(Nested::Object(_)) | None => {}
+        }
+        let Some(raw) = object.raw("content") else { return Ok(None) };
         match raw.get().as_bytes().first() {
             Some(b'"') => Ok(Some(Content::Text(serde_json::from_str(raw.get())?))),
-            Some(b'[') => Ok(Some(Content::Blocks(serde_json::from_str(raw.get())?))),
+            Some(b'[') => {
+                let blocks: Vec<&'a RawValue> = serde_json::from_str(raw.get())?;
+                let blocks = blocks.into_iter().map(|raw| Object::from_raw(raw).map(Cow::Owned).map_err(|_| raw));
+                Ok(Some(Content::Blocks(blocks.collect())))
+            }
             _ => {
                 serde_json::from_str::<()>(raw.get())?;
                 Ok(None)
@@ -129,12 +143,13 @@ pub struct Block<'a> {
     pub id: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub input: Option<&'a RawValue>,
+    /// Read with [`Object::raw`], as is `content` (with [`Content::of`]).
+    #[serde(rename = "input")]
+    _input: RawField,
     #[serde(borrow)]
     pub tool_use_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub content: Option<&'a RawValue>,
+    #[serde(rename = "content")]
+    _content: RawField,
     pub is_error: Option<bool>,
     #[serde(borrow)]
     pub source: Option<MediaSource<'a>>,

@@ -23,7 +23,7 @@ use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, Toke
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
-use crate::read::{Emitter, Line, LineMapper, LineParser, Object, Problem, Split, file_stem, parse_time};
+use crate::read::{Apart, Emitter, Line, LineMapper, LineParser, Nested, Object, Problem, file_stem, parse_time};
 
 /// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
 const INJECTED_PREFIXES: [&str; 15] = [
@@ -526,7 +526,11 @@ impl Parser {
 
     /// Reads one line into a [`Step`] (nothing is emitted yet).
     fn step(&self, line: Line<'_>, facts: &mut Facts) -> Result<Step, Problem> {
-        let Split { outer, inner } = Object::parse_split(line.text, "payload", payload_is_mapped)?;
+        let mut outer = Object::parse_with(line.text, PAYLOAD, payload_is_mapped)?;
+        let inner = match outer.take_nested("payload") {
+            Some(Nested::Object(payload)) => Some(payload),
+            _ => None,
+        };
         let record: raw::Line<'_> = outer.get()?;
         let payload = inner.map(Body::Fields).or_else(|| outer.raw("payload").map(Body::Raw));
         let ts = record.timestamp.as_deref();
@@ -945,6 +949,9 @@ impl<'a> Body<'a> {
         }
     }
 }
+
+/// The envelope's payload, read apart from the line in its pass where [`payload_is_mapped`].
+const PAYLOAD: &[Apart] = &[Apart { key: "payload", list: false, inner: &[] }];
 
 /// Whether an envelope whose fields before `payload` are `fields` holds a record this reader maps
 /// from the payload's fields (an item or an event), so that the payload is read as fields.
