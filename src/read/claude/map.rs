@@ -464,7 +464,7 @@ impl Parser {
         }))
     }
 
-    fn system(head: &Event, record: &Record<'_>, line: Line<'_>) -> Result<Event, Problem> {
+    fn system(head: &Event, record: &Record<'_>, object: &Object<'_>) -> Event {
         let meta_type = match record.subtype.as_deref() {
             Some("compact_boundary" | "microcompact_boundary") => MetaType::Compaction,
             Some("local_command") => MetaType::Command,
@@ -483,7 +483,7 @@ impl Parser {
             ) => MetaType::System,
             Some(_) => MetaType::Unknown,
         };
-        Ok(with(head, meta(meta_type, Json::parse(line.text)?)))
+        with(head, meta(meta_type, object.to_json()))
     }
 }
 
@@ -522,7 +522,7 @@ impl LineParser for Parser {
                 &ChatLine { object: &object, record: &record, message: message.as_ref(), line },
                 &mut parsed,
             )?,
-            "system" => vec![Self::system(&head, &record, line)?],
+            "system" => vec![Self::system(&head, &record, &object)],
             "summary" => {
                 let title = record.summary.as_deref().unwrap_or_default().to_owned();
                 let leaf = record.leaf_uuid.as_deref().map(str::to_owned);
@@ -534,7 +534,7 @@ impl LineParser for Parser {
                     "custom-title" => (record.custom_title.as_deref(), "custom"),
                     _ => (record.ai_title.as_deref(), "ai"),
                 };
-                let data = serde_json::json!({ "title": title.unwrap_or_default(), "source": source, "record": Json::parse(line.text)? });
+                let data = serde_json::json!({ "title": title.unwrap_or_default(), "source": source, "record": object.to_json() });
                 vec![with(&head, meta(MetaType::Title, Json::from_value(&data)))]
             }
             _ => {
@@ -562,7 +562,7 @@ impl LineParser for Parser {
                     | "result" => MetaType::System,
                     _ => MetaType::Unknown,
                 };
-                vec![with(&head, meta(meta_type, Json::parse(line.text)?))]
+                vec![with(&head, meta(meta_type, object.to_json()))]
             }
         };
         if matches!(record_type, "user" | "assistant")
