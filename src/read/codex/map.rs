@@ -14,7 +14,7 @@
 //!   `last_token_usage`.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::value::RawValue;
 
@@ -1059,18 +1059,22 @@ fn join<'a>(parts: impl Iterator<Item = &'a ContentItem<'a>>) -> String {
 
 /// Records on `item` that `twin` (its copy on the other channel) was folded into it.
 fn merge_twin(item: &mut Event, twin: &Event) {
-    type Fields = serde_json::Map<String, serde_json::Value>;
-    let fields = |extra: &Option<Json>| extra.as_ref().and_then(|e| serde_json::from_str::<Fields>(e.get()).ok());
-    let mut extra = fields(&item.extra).unwrap_or_default();
-    extra.extend(fields(&twin.extra).unwrap_or_default());
-    let entry = serde_json::json!({ "line": twin.source.line, "record_type": twin.source.record_type });
-    match extra.get_mut("merged_lines") {
-        Some(serde_json::Value::Array(lines)) => lines.push(entry),
-        _ => {
-            extra.insert("merged_lines".to_owned(), serde_json::Value::Array(vec![entry]));
-        }
-    }
+    // Only the two objects' fields are merged; their values are kept as they are.
+    let mut extra: BTreeMap<String, Json> = extra_fields(&item.extra).collect();
+    extra.extend(extra_fields(&twin.extra));
+    let entry =
+        Json::from_value(&serde_json::json!({ "line": twin.source.line, "record_type": twin.source.record_type }));
+    let mut lines =
+        extra.get("merged_lines").and_then(|l| serde_json::from_str::<Vec<Json>>(l.get()).ok()).unwrap_or_default();
+    lines.push(entry);
+    extra.insert("merged_lines".to_owned(), Json::from_value(&lines));
     item.extra = Some(Json::from_value(&extra));
+}
+
+/// The fields of an event's `extra` object.
+fn extra_fields(extra: &Option<Json>) -> impl Iterator<Item = (String, Json)> {
+    let fields = extra.as_ref().and_then(|e| serde_json::from_str::<BTreeMap<String, &RawValue>>(e.get()).ok());
+    fields.into_iter().flatten().map(|(key, value)| (key, Json::from_raw(value)))
 }
 
 /// Sets `key` in the event's `extra` object.
