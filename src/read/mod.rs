@@ -19,7 +19,7 @@ use std::io::{self, BufRead};
 use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
 
 pub use diagnostic::{InputDiagnostic, Problem};
-pub(crate) use object::{Apart, Nested, Object, RawField};
+pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
 
 /// Every reader agentlog knows, in the order `--help` lists them.
 pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];

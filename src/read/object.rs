@@ -15,6 +15,16 @@ use serde_json::value::RawValue;
 use super::{Problem, parse_object};
 use crate::model::Json;
 
+/// Deserialises an optional string, borrowed from the input where it holds no escapes. Serde
+/// borrows a `Cow<str>` only when it is not wrapped, so `Option<Cow<str>>` fields name this.
+pub(crate) fn borrowed<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    /// A string as serde borrows it.
+    #[derive(Deserialize)]
+    struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
+
+    Ok(Option::<Borrowed<'de>>::deserialize(deserializer)?.map(|Borrowed(text)| text))
+}
+
 /// A field a struct read with [`Object::get`] takes with [`Object::raw`] instead: declared so
 /// that a repeated key is still an error, but not read again.
 pub(crate) type RawField = Option<serde::de::IgnoredAny>;
@@ -455,6 +465,21 @@ mod tests {
         #[serde(rename = "type", borrow)]
         kind: Cow<'a, str>,
         n: Option<u64>,
+    }
+
+    #[derive(Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow, default, deserialize_with = "borrowed")]
+        name: Option<Cow<'a, str>>,
+    }
+
+    #[test]
+    fn an_optional_string_is_borrowed_unless_it_holds_escapes() {
+        let name = |text| Object::parse(text).unwrap().get::<Named<'_>>().unwrap().name;
+        assert!(matches!(name(r#"{"name":"plain"}"#), Some(Cow::Borrowed("plain"))));
+        assert!(matches!(name(r#"{"name":"a\"b"}"#), Some(Cow::Owned(s)) if s == "a\"b"));
+        assert!(name(r#"{"name":null}"#).is_none() && name("{}").is_none());
+        assert!(Object::parse(r#"{"name":1}"#).unwrap().get::<Named<'_>>().is_err());
     }
 
     #[test]

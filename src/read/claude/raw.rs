@@ -9,32 +9,32 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::read::{Nested, Object, RawField};
+use crate::read::{Nested, Object, RawField, borrowed};
 
 /// The fields of any record that the mapper reads; `message` is parsed according to `type`.
 #[derive(Debug, Deserialize)]
 pub struct Record<'a> {
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed")]
     pub record_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub subtype: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub uuid: Option<Cow<'a, str>>,
-    #[serde(rename = "parentUuid", borrow)]
+    #[serde(rename = "parentUuid", borrow, default, deserialize_with = "borrowed")]
     pub parent_uuid: Option<Cow<'a, str>>,
-    #[serde(rename = "sessionId", borrow)]
+    #[serde(rename = "sessionId", borrow, default, deserialize_with = "borrowed")]
     pub session_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub timestamp: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub version: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub cwd: Option<Cow<'a, str>>,
-    #[serde(rename = "gitBranch", borrow)]
+    #[serde(rename = "gitBranch", borrow, default, deserialize_with = "borrowed")]
     pub git_branch: Option<Cow<'a, str>>,
     #[serde(rename = "isSidechain", default)]
     pub is_sidechain: bool,
-    #[serde(rename = "agentId", borrow)]
+    #[serde(rename = "agentId", borrow, default, deserialize_with = "borrowed")]
     pub agent_id: Option<Cow<'a, str>>,
     #[serde(rename = "isMeta", default)]
     pub is_meta: bool,
@@ -42,9 +42,9 @@ pub struct Record<'a> {
     pub is_compact_summary: bool,
     #[serde(rename = "isApiErrorMessage", default)]
     pub is_api_error_message: bool,
-    #[serde(rename = "sourceToolUseID", borrow)]
+    #[serde(rename = "sourceToolUseID", borrow, default, deserialize_with = "borrowed")]
     pub source_tool_use_id: Option<Cow<'a, str>>,
-    #[serde(rename = "requestId", borrow)]
+    #[serde(rename = "requestId", borrow, default, deserialize_with = "borrowed")]
     pub request_id: Option<Cow<'a, str>>,
     /// Read with [`Object::raw`](crate::read::Object::raw), as are the other [`RawField`]s.
     #[serde(rename = "message")]
@@ -52,23 +52,23 @@ pub struct Record<'a> {
     #[serde(rename = "toolUseResult")]
     _tool_use_result: RawField,
     /// `summary` records: the title text.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub summary: Option<Cow<'a, str>>,
     /// `summary` records: the leaf the title describes, often in another session.
-    #[serde(rename = "leafUuid", borrow)]
+    #[serde(rename = "leafUuid", borrow, default, deserialize_with = "borrowed")]
     pub leaf_uuid: Option<Cow<'a, str>>,
-    #[serde(rename = "customTitle", borrow)]
+    #[serde(rename = "customTitle", borrow, default, deserialize_with = "borrowed")]
     pub custom_title: Option<Cow<'a, str>>,
-    #[serde(rename = "aiTitle", borrow)]
+    #[serde(rename = "aiTitle", borrow, default, deserialize_with = "borrowed")]
     pub ai_title: Option<Cow<'a, str>>,
 }
 
 /// `message` of a `user` or `assistant` record.
 #[derive(Debug, Deserialize)]
 pub struct Message<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub model: Option<Cow<'a, str>>,
     #[serde(rename = "content")]
     _content: RawField,
@@ -133,20 +133,20 @@ impl<'o, 'a> Content<'o, 'a> {
 pub struct Block<'a> {
     #[serde(rename = "type", borrow)]
     pub block_type: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub signature: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub name: Option<Cow<'a, str>>,
     /// Read with [`Object::raw`], as is `content` (with [`Content::of`]).
     #[serde(rename = "input")]
     _input: RawField,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub tool_use_id: Option<Cow<'a, str>>,
     #[serde(rename = "content")]
     _content: RawField,
@@ -158,11 +158,11 @@ pub struct Block<'a> {
 /// `source` of an image or document block.
 #[derive(Debug, Deserialize)]
 pub struct MediaSource<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub media_type: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub data: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub url: Option<Cow<'a, str>>,
 }
 
@@ -175,14 +175,14 @@ pub struct ResultFacts<'a> {
     pub duration_ms: Option<f64>,
     #[serde(rename = "totalDurationMs")]
     pub total_duration_ms: Option<f64>,
-    #[serde(rename = "agentId", borrow)]
+    #[serde(rename = "agentId", borrow, default, deserialize_with = "borrowed")]
     pub agent_id: Option<Cow<'a, str>>,
 }
 
 /// `input` of a Task or Agent tool call: the prompt given to the subagent.
 #[derive(Debug, Deserialize)]
 pub struct TaskInput<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub prompt: Option<Cow<'a, str>>,
 }
 

@@ -9,23 +9,23 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::read::RawField;
+use crate::read::{RawField, borrowed};
 
 /// Any rollout line: the envelope (`timestamp`, `type`, `payload`) or a bare legacy line.
 #[derive(Debug, Deserialize)]
 pub struct Line<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub timestamp: Option<Cow<'a, str>>,
-    #[serde(rename = "type", borrow)]
+    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed")]
     pub line_type: Option<Cow<'a, str>>,
     /// Read apart with [`Object::parse_split`](crate::read::Object::parse_split).
     #[serde(rename = "payload")]
     _payload: RawField,
     /// Legacy meta line: the session id.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub id: Option<Cow<'a, str>>,
     /// Legacy state marker (`"state"`).
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub record_type: Option<Cow<'a, str>>,
 }
 
@@ -41,21 +41,21 @@ pub struct Document<'a> {
 /// `session_meta` payload (and the legacy first line and the TypeScript `session` object).
 #[derive(Debug, Deserialize)]
 pub struct SessionMeta<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub forked_from_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub parent_thread_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub cwd: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub cli_version: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub source: Option<&'a RawValue>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub agent_nickname: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub agent_path: Option<Cow<'a, str>>,
     pub git: Option<Git<'a>>,
 }
@@ -63,7 +63,7 @@ pub struct SessionMeta<'a> {
 /// `git` of a session meta.
 #[derive(Debug, Deserialize)]
 pub struct Git<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub branch: Option<Cow<'a, str>>,
 }
 
@@ -84,20 +84,20 @@ pub struct ThreadSpawn<'a> {
 /// The spawn record of a sub-agent thread.
 #[derive(Debug, Deserialize)]
 pub struct Spawn<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub parent_thread_id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub agent_nickname: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub agent_path: Option<Cow<'a, str>>,
 }
 
 /// `turn_context` payload, the fields the mapper uses.
 #[derive(Debug, Deserialize)]
 pub struct TurnContext<'a> {
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub model: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub cwd: Option<Cow<'a, str>>,
 }
 
@@ -106,28 +106,28 @@ pub struct TurnContext<'a> {
 pub struct Item<'a> {
     #[serde(rename = "type", borrow)]
     pub item_type: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub role: Option<Cow<'a, str>>,
     /// Message content parts, or reasoning's raw `reasoning_text` parts.
     #[serde(borrow)]
     pub content: Option<Vec<ContentItem<'a>>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub phase: Option<Cow<'a, str>>,
     pub summary: Option<Vec<ContentItem<'a>>>,
     /// Read with [`Object::raw`](crate::read::Object::raw), as are the other [`RawField`]s.
     #[serde(rename = "encrypted_content")]
     _encrypted_content: RawField,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub name: Option<Cow<'a, str>>,
     /// `function_call`: a string holding JSON; `tool_search_call`: JSON.
     #[serde(rename = "arguments")]
     _arguments: RawField,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub call_id: Option<Cow<'a, str>>,
     /// `custom_tool_call`: free text.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub input: Option<Cow<'a, str>>,
     /// Tool output: a string or an array of content items.
     #[serde(rename = "output")]
@@ -141,9 +141,9 @@ pub struct Item<'a> {
 pub struct ContentItem<'a> {
     #[serde(rename = "type", borrow)]
     pub item_type: Cow<'a, str>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub image_url: Option<Cow<'a, str>>,
 }
 
@@ -153,20 +153,20 @@ pub struct EventMsg<'a> {
     #[serde(rename = "type", borrow)]
     pub event_type: Cow<'a, str>,
     /// `user_message` and `agent_message`.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub message: Option<Cow<'a, str>>,
     #[serde(borrow)]
     pub images: Option<Vec<Cow<'a, str>>>,
     /// `user_message.kind` (0.32–0.47): `plain`, `user_instructions`, `environment_context`.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub phase: Option<Cow<'a, str>>,
     /// `agent_reasoning` and `agent_reasoning_raw_content`.
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub text: Option<Cow<'a, str>>,
     pub info: Option<TokenInfo>,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub call_id: Option<Cow<'a, str>>,
     pub exit_code: Option<i64>,
     pub duration: Option<Duration>,
@@ -174,7 +174,7 @@ pub struct EventMsg<'a> {
     /// Read with [`Object::raw`](crate::read::Object::raw).
     #[serde(rename = "result")]
     _result: RawField,
-    #[serde(borrow)]
+    #[serde(borrow, default, deserialize_with = "borrowed")]
     pub thread_name: Option<Cow<'a, str>>,
 }
 
