@@ -72,6 +72,12 @@ mod tests {
     }
 
     #[test]
+    fn an_id_is_the_uuid_v5_of_its_fields_one_per_line() {
+        let expected = Uuid::new_v5(&NAMESPACE, b"codex\ns1\nf.jsonl\n12\n4294967295");
+        assert_eq!(key("f.jsonl", 12, USAGE_SLOT).id(), expected.to_string());
+    }
+
+    #[test]
     fn ids_are_uuid_v5_and_differ_by_every_field() {
         let a = key("f.jsonl", 1, 0).id();
         assert_eq!(Uuid::parse_str(&a).unwrap().get_version_num(), 5);

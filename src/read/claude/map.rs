@@ -508,11 +508,12 @@ impl LineParser for Parser {
         };
         let head = self.head(&record, line, &mut parsed);
         let record_type = record.record_type.as_deref().unwrap_or_default();
-        // A message that is not an object stays raw, and fails as one when it is read.
-        let message = message
-            .map(Ok)
-            .or_else(|| object.raw("message").map(Object::from_raw))
-            .filter(|_| matches!(record_type, "user" | "assistant"));
+        // Only user and assistant records are read by their message. A message that is not an
+        // object stays raw, and fails as one when it is read.
+        let message = match record_type {
+            "user" | "assistant" => message.map(Ok).or_else(|| object.raw("message").map(Object::from_raw)),
+            _ => None,
+        };
         let mut events = match record_type {
             "user" => {
                 self.user(&head, &ChatLine { object: &object, record: &record, message: message.as_ref(), line })?
