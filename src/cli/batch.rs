@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -259,20 +259,48 @@ enum Message {
 /// before they wait for the writer instead.
 const SPILL_BYTES: u64 = 1 << 30;
 
-/// A group's messages held back while the writer is busy with earlier groups: encoded events
-/// in an anonymous temporary file, the rest (and what the events name) in memory.
-struct Spill {
-    file: File,
-    held: Vec<Held>,
+/// Bytes of encoded events that groups read ahead of the writer may keep in memory, waiting in
+/// their channels, before they hold the rest back in temporary files.
+const AHEAD_BYTES: u64 = 32 << 20;
+
+/// What the reading threads share to bound what they hold back.
+#[derive(Default)]
+struct Budget {
     /// Bytes held back in files by every reading thread, to be kept under [`SPILL_BYTES`].
-    spilled: Arc<AtomicU64>,
-    /// Whether the file could not be written: nothing more is held back.
-    full: bool,
+    spilled: AtomicU64,
+    /// Bytes of encoded events in the channels, to be kept under [`AHEAD_BYTES`] for the
+    /// groups read ahead of the writer.
+    waiting: AtomicU64,
+    /// The group being written.
+    writing: AtomicUsize,
 }
 
-/// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
-fn spent(spilled: &AtomicU64) -> bool {
-    spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+impl Budget {
+    /// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
+    fn spent(&self) -> bool {
+        self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+    }
+}
+
+/// Bytes a reading thread writes to one temporary file before it starts the next: a file is
+/// removed once the groups held back in it are written.
+const SHELF_BYTES: u64 = 128 << 20;
+
+/// The anonymous temporary file a reading thread holds messages back in, shared by the groups
+/// it reads one after another, each in a range of its own. The reading thread appends to it
+/// while the writing thread reads earlier ranges back.
+type Shelf = Arc<Mutex<File>>;
+
+/// A group's messages held back while the writer is busy with earlier groups: encoded events
+/// in a range of its reading thread's [`Shelf`], the rest (and what the events name) in memory.
+struct Spill {
+    file: Shelf,
+    /// Where the group's range of the file starts.
+    start: u64,
+    held: Vec<Held>,
+    budget: Arc<Budget>,
+    /// Whether the file could not be written: nothing more is held back.
+    full: bool,
 }
 
 /// One held-back message.
@@ -283,23 +311,32 @@ enum Held {
 }
 
 impl Spill {
-    /// An empty spill, or `None` when no temporary file can be made.
-    fn new(spilled: &Arc<AtomicU64>) -> Option<Self> {
-        let file = tempfile::tempfile().ok()?;
-        Some(Spill { file, held: Vec::new(), spilled: Arc::clone(spilled), full: false })
+    /// An empty spill at the end of the thread's `shelf`, which is started, or started again
+    /// once it holds [`SHELF_BYTES`]; `None` when no temporary file can be made.
+    fn new(budget: &Arc<Budget>, shelf: &mut Option<Shelf>) -> Option<Self> {
+        let end = |file: &Shelf| file.lock().ok().and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
+        let (file, start) = match shelf.as_ref().and_then(|f| Some((f, end(f)?))) {
+            Some((file, start)) if start < SHELF_BYTES => (Arc::clone(file), start),
+            _ => {
+                let file = Arc::new(Mutex::new(tempfile::tempfile().ok()?));
+                *shelf = Some(Arc::clone(&file));
+                (file, 0)
+            }
+        };
+        Some(Spill { file, start, held: Vec::new(), budget: Arc::clone(budget), full: false })
     }
 
     /// Whether nothing more may be held back.
     fn is_full(&self) -> bool {
-        self.full || spent(&self.spilled)
+        self.full || self.budget.spent()
     }
 
     /// Holds a message back; encoded events that cannot be written to the file stay in memory.
     fn hold(&mut self, message: Message) {
         let held = match message {
-            Message::Encoded(encoded) => match self.file.write_all(&encoded.bytes) {
+            Message::Encoded(encoded) => match self.append(&encoded.bytes) {
                 Ok(()) => {
-                    self.spilled.fetch_add(encoded.bytes.len() as u64, Ordering::Relaxed);
+                    self.budget.spilled.fetch_add(encoded.bytes.len() as u64, Ordering::Relaxed);
                     Held::Encoded(encoded.bytes.len(), encoded.sessions)
                 }
                 Err(_) => {
@@ -312,17 +349,29 @@ impl Spill {
         self.held.push(held);
     }
 
+    /// Appends bytes to the end of the file, where this group's range ends: the reading thread
+    /// writes nothing else while it reads the group.
+    fn append(&self, bytes: &[u8]) -> io::Result<()> {
+        let mut file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
+        file.seek(SeekFrom::End(0))?;
+        file.write_all(bytes)
+    }
+
     /// Hands the held messages to `dest`, in order.
-    fn deliver(mut self, dest: &mut dyn Destination) -> io::Result<()> {
-        self.file.seek(SeekFrom::Start(0))?;
-        let mut file = BufReader::with_capacity(CHUNK_BYTES, &self.file);
+    fn deliver(self, dest: &mut dyn Destination) -> io::Result<()> {
+        let mut at = self.start;
         for held in self.held {
             match held {
                 Held::Message(message) => deliver(message, dest)?,
                 Held::Encoded(len, sessions) => {
                     let mut bytes = vec![0; len];
+                    let mut file =
+                        self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
+                    file.seek(SeekFrom::Start(at))?;
                     file.read_exact(&mut bytes)?;
-                    self.spilled.fetch_sub(len as u64, Ordering::Relaxed);
+                    drop(file);
+                    at += len as u64;
+                    self.budget.spilled.fetch_sub(len as u64, Ordering::Relaxed);
                     dest.encoded(Encoded { bytes, sessions })?;
                 }
             }
@@ -362,14 +411,21 @@ const MESSAGES_AHEAD: usize = 16;
 ///
 /// Given an encoder, it does not wait while the writer is busy with earlier groups: it encodes
 /// every event and holds its messages back in a temporary file ([`Spill`]) until the writer can
-/// take them, up to [`SPILL_BYTES`] for all of them.
+/// take them, up to [`SPILL_BYTES`] for all of them. It does so too once the groups read ahead
+/// keep [`AHEAD_BYTES`] waiting in memory.
 struct Forward {
     to: SyncSender<Message>,
+    /// The group's index, to tell whether it is the one being written.
+    group: usize,
     chunk: Vec<Event>,
     encoder: Option<Encoder>,
     encoded: Encoded,
     spill: Option<Spill>,
-    spilled: Arc<AtomicU64>,
+    /// The reading thread's file for held-back messages, kept from group to group.
+    shelf: Option<Shelf>,
+    /// What is held back at the end of the group, when the channel is full.
+    last: Arc<Mutex<Option<Spill>>>,
+    budget: Arc<Budget>,
 }
 
 impl Forward {
@@ -377,7 +433,7 @@ impl Forward {
         if let Some(spill) = self.spill.take() {
             if spill.is_full() {
                 self.to.send(Message::Spilled(spill)).map_err(stopped)?;
-                return self.to.send(message).map_err(stopped);
+                return self.put(message);
             }
             match self.to.try_send(Message::Spilled(spill)) {
                 Ok(()) => {}
@@ -388,19 +444,46 @@ impl Forward {
                 Err(e) => return Err(stopped(e)),
             }
         }
-        match self.to.try_send(message) {
+        match self.try_put(message) {
             Ok(()) => Ok(()),
             Err(TrySendError::Full(message)) => {
-                match self.encoder.filter(|_| !spent(&self.spilled)).and_then(|_| Spill::new(&self.spilled)) {
+                let budget = &self.budget;
+                match self.encoder.filter(|_| !budget.spent()).and_then(|_| Spill::new(budget, &mut self.shelf)) {
                     Some(spill) => {
                         self.hold(spill, message);
                         Ok(())
                     }
-                    None => self.to.send(message).map_err(stopped),
+                    None => self.put(message),
                 }
             }
             Err(e @ TrySendError::Disconnected(_)) => Err(stopped(e)),
         }
+    }
+
+    /// Sends `message` if the channel has room for it, and, for a group read ahead of the
+    /// writer, if the encoded events waiting in memory are under [`AHEAD_BYTES`].
+    fn try_put(&self, message: Message) -> Result<(), TrySendError<Message>> {
+        let waiting = waiting_bytes(&message);
+        if waiting > 0
+            && self.budget.writing.load(Ordering::Relaxed) != self.group
+            && self.budget.waiting.load(Ordering::Relaxed) >= AHEAD_BYTES
+        {
+            return Err(TrySendError::Full(message));
+        }
+        self.budget.waiting.fetch_add(waiting, Ordering::Relaxed);
+        self.to.try_send(message).inspect_err(|_| {
+            self.budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
+        })
+    }
+
+    /// Sends `message`, waiting for the writer if need be.
+    fn put(&self, message: Message) -> io::Result<()> {
+        let waiting = waiting_bytes(&message);
+        self.budget.waiting.fetch_add(waiting, Ordering::Relaxed);
+        self.to.send(message).map_err(|e| {
+            self.budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
+            stopped(e)
+        })
     }
 
     /// Holds `message` back in `spill`, which then holds this group's messages.
@@ -409,11 +492,18 @@ impl Forward {
         self.spill = Some(spill);
     }
 
-    /// Hands over what is held back, waiting for the writer if need be.
+    /// Hands over what is held back: through the channel if it has room, else into `last`,
+    /// which the writer looks in once the channel is closed. A group read ahead of the writer
+    /// thus never waits for it at its end.
     fn finish(&mut self) -> io::Result<()> {
-        match self.spill.take() {
-            Some(spill) => self.to.send(Message::Spilled(spill)).map_err(stopped),
-            None => Ok(()),
+        let Some(spill) = self.spill.take() else { return Ok(()) };
+        match self.to.try_send(Message::Spilled(spill)) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(Message::Spilled(spill))) => {
+                *self.last.lock().map_err(|_| io::Error::other("the writer panicked"))? = Some(spill);
+                Ok(())
+            }
+            Err(e) => Err(stopped(e)),
         }
     }
 
@@ -472,12 +562,24 @@ impl Destination for Forward {
     }
 }
 
-/// Groups a reading thread may start beyond the one being written; bounds memory together
-/// with [`MESSAGES_AHEAD`].
+/// Groups a reading thread may start beyond the one being written when it cannot hold their
+/// messages back in files; bounds memory together with [`MESSAGES_AHEAD`].
 const GROUPS_AHEAD: usize = 4;
 
-/// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] per reader beyond
-/// the group being written.
+/// The same when it can: their encoded events wait in memory up to [`AHEAD_BYTES`], then in
+/// files. Reading far ahead keeps every thread busy while one reads a large input.
+const GROUPS_AHEAD_HELD: usize = 1024;
+
+/// Bytes of encoded events a message keeps waiting in a channel.
+fn waiting_bytes(message: &Message) -> u64 {
+    match message {
+        Message::Encoded(encoded) => encoded.bytes.capacity() as u64,
+        _ => 0,
+    }
+}
+
+/// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] (or
+/// [`GROUPS_AHEAD_HELD`]) per reader beyond the group being written.
 struct Claims {
     state: Mutex<ClaimState>,
     changed: Condvar,
@@ -491,9 +593,12 @@ struct ClaimState {
 }
 
 impl Claims {
-    fn new(readers: usize) -> Self {
+    /// Claims for `readers` threads, which may read further ahead if they can hold messages
+    /// back in files.
+    fn new(readers: usize, holds_back: bool) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
-        Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: GROUPS_AHEAD * readers }
+        let ahead = if holds_back { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD };
+        Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: ahead * readers }
     }
 
     /// The next group to read, once it is near enough the writer; `None` once stopped.
@@ -539,28 +644,42 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
         })
         .unzip();
     let senders = Mutex::new(senders);
-    let claims = Claims::new(readers);
-    let spilled = Arc::new(AtomicU64::new(0));
+    let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
+    let claims = Claims::new(readers, encoder.is_some());
+    let budget = Arc::new(Budget::default());
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());
             reader.spawn_scoped(scope, || {
+                let mut shelf = None;
                 while let Some(i) = claims.claim() {
                     let Some(to) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
                         break; // every group is claimed
                     };
                     let encoded = Encoded { bytes: Vec::new(), sessions: Vec::new() };
-                    let spilled = Arc::clone(&spilled);
-                    let mut forward = Forward { to, chunk: Vec::new(), encoder, encoded, spill: None, spilled };
+                    let budget = Arc::clone(&budget);
+                    let last = Arc::clone(&lasts[i]);
+                    let mut forward =
+                        Forward { to, group: i, chunk: Vec::new(), encoder, encoded, spill: None, shelf, last, budget };
                     if read_group(&groups[i], &mut forward).and_then(|()| forward.finish()).is_err() {
                         break; // the writer stopped
                     }
+                    shelf = forward.shelf.take();
                 }
             })?;
         }
         let written = receivers.iter().enumerate().try_for_each(|(i, messages)| {
+            budget.writing.store(i, Ordering::Relaxed);
             claims.update(|s| s.writing = i);
-            messages.iter().try_for_each(|message| deliver(message, dest))
+            messages.iter().try_for_each(|message| {
+                let waiting = waiting_bytes(&message);
+                let delivered = deliver(message, dest);
+                budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
+                delivered
+            })?;
+            // The channel is closed: the group's reader is done with it.
+            let last = lasts[i].lock().map_err(|_| io::Error::other("a reading thread panicked"))?.take();
+            last.map_or(Ok(()), |spill| spill.deliver(dest))
         });
         // Stopping the claims and dropping the receivers stops the readers, also on error.
         claims.update(|s| s.stopped = true);
@@ -651,8 +770,9 @@ mod tests {
 
     fn forward(to: SyncSender<Message>, encoder: Option<Encoder>, spilled: u64) -> Forward {
         let empty = Encoded { bytes: Vec::new(), sessions: Vec::new() };
-        let spilled = Arc::new(AtomicU64::new(spilled));
-        Forward { to, chunk: Vec::new(), encoder, encoded: empty, spill: None, spilled }
+        let budget = Arc::new(Budget { spilled: AtomicU64::new(spilled), ..Budget::default() });
+        let last = Arc::default();
+        Forward { to, group: 0, chunk: Vec::new(), encoder, encoded: empty, spill: None, shelf: None, last, budget }
     }
 
     const ENCODER: Encoder = |event, out| out.extend_from_slice(event.session_id.as_bytes());
@@ -668,7 +788,7 @@ mod tests {
         forward.send(encoded("one", "s1")).unwrap();
         forward.send(Message::Events(vec![event])).unwrap();
         forward.send(encoded("two", "s2")).unwrap();
-        assert_eq!(forward.spilled.load(Ordering::Relaxed), 6);
+        assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), 6);
         let mut record = Record::default();
         assert!(!drain(&from, &mut record));
         // Now the held messages go first, and what follows is held again behind them.
@@ -688,7 +808,62 @@ mod tests {
             "end a",
         ];
         assert_eq!(record.0, expected);
-        assert_eq!(forward.spilled.load(Ordering::Relaxed), 0, "every byte held back was handed over");
+        assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), 0, "every byte held back was handed over");
+    }
+
+    #[test]
+    fn a_group_read_ahead_holds_back_once_the_budget_waits_in_memory() {
+        let (to, from) = mpsc::sync_channel(4);
+        let mut forward = forward(to, Some(ENCODER), 0);
+        forward.group = 1;
+        forward.budget.waiting.store(AHEAD_BYTES, Ordering::Relaxed);
+        // The channel has room, but groups ahead keep the budget waiting already.
+        forward.send(encoded("one", "s1")).unwrap();
+        assert!(forward.spill.is_some(), "held back in a file");
+        assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), 3);
+        // The group being written is never held back for the budget.
+        forward.budget.writing.store(1, Ordering::Relaxed);
+        forward.finish().unwrap();
+        forward.send(encoded("two", "s1")).unwrap();
+        assert!(forward.spill.is_none());
+        assert_eq!(forward.budget.waiting.load(Ordering::Relaxed), AHEAD_BYTES + 3);
+        let mut record = Record::default();
+        assert!(drain(&from, &mut record));
+        assert_eq!(record.0, [r#"encoded one ["s1"]"#, r#"encoded two ["s1"]"#]);
+    }
+
+    #[test]
+    fn a_group_ends_without_waiting_for_a_busy_writer() {
+        let (to, from) = mpsc::sync_channel(1);
+        let mut forward = forward(to, Some(ENCODER), 0);
+        forward.send(Message::Begin("a".into())).unwrap();
+        forward.send(encoded("one", "s1")).unwrap();
+        forward.send(Message::End(failed("a", CliError::UnknownFormat { path: "a".into() }))).unwrap();
+        // The channel is full: what is held back goes where the writer looks once it is closed.
+        forward.finish().unwrap();
+        let last = forward.last.lock().unwrap().take().expect("the held messages are left aside");
+        let mut record = Record::default();
+        assert!(!drain(&from, &mut record));
+        last.deliver(&mut record).unwrap();
+        assert_eq!(record.0, ["begin a", r#"encoded one ["s1"]"#, "end a"]);
+    }
+
+    #[test]
+    fn groups_held_back_one_after_another_share_a_file_and_keep_their_own_ranges() {
+        let budget = Arc::new(Budget::default());
+        let mut shelf = None;
+        let mut first = Spill::new(&budget, &mut shelf).unwrap();
+        first.hold(encoded("one", "s1"));
+        let mut second = Spill::new(&budget, &mut shelf).unwrap();
+        second.hold(encoded("two", "s2"));
+        second.hold(encoded("three", "s2"));
+        assert!(Arc::ptr_eq(&first.file, &second.file));
+        assert_eq!(second.start, 3);
+        let mut record = Record::default();
+        second.deliver(&mut record).unwrap();
+        first.deliver(&mut record).unwrap();
+        assert_eq!(record.0, [r#"encoded two ["s2"]"#, r#"encoded three ["s2"]"#, r#"encoded one ["s1"]"#]);
+        assert_eq!(budget.spilled.load(Ordering::Relaxed), 0);
     }
 
     /// Sends `messages` through a channel of one to a writer on another thread that is busy at
