@@ -651,17 +651,23 @@ impl LineMapper<Parsed> for Mapper<'_> {
             // `summary` lines title the conversation that ends at `leafUuid`, often another
             // session's (the resume picker's cache); only a leaf in this file titles this session.
             let own = leaf.as_deref().and_then(uuid_bits).is_some_and(|l| self.uuids.contains(&l));
-            let data = serde_json::json!({
-                "title": title,
-                "source": if own { "summary" } else { "summary_of_other_session" },
-                "leaf_uuid": leaf,
-            });
+            let source = if own { "summary" } else { "summary_of_other_session" };
+            let data = SummaryTitle { leaf_uuid: leaf.as_deref(), source, title: &title };
             event.payload = meta(MetaType::Title, Json::from_value(&data));
             out.emit(event, 0)?;
         }
         self.run.seen.extend(self.uuids.drain());
         Ok(())
     }
+}
+
+/// The data of a title from a `summary` record; its fields in the order `serde_json::json!`
+/// would write them, so that it reads as every other title's data.
+#[derive(serde::Serialize)]
+struct SummaryTitle<'a> {
+    leaf_uuid: Option<&'a str>,
+    source: &'a str,
+    title: &'a str,
 }
 
 /// The user-visible parts of one user record, split where injected text or markers stand
