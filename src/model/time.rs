@@ -8,6 +8,31 @@ pub fn format(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
+/// Appends [`format`]'s text to `out`, without allocating for the years 0 to 9999.
+pub fn write(t: &DateTime<Utc>, out: &mut Vec<u8>) {
+    use chrono::{Datelike, Timelike};
+    let (year, nanos) = (t.year(), t.nanosecond());
+    // Other years are written with a sign, and a leap second as second 60: chrono knows how.
+    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
+        out.extend_from_slice(format(t).as_bytes());
+        return;
+    }
+    let digits = |n: u32, width: usize, out: &mut Vec<u8>| {
+        for i in (0..width).rev() {
+            out.push(b'0' + (n / 10u32.pow(i as u32) % 10) as u8);
+        }
+    };
+    digits(year as u32, 4, out);
+    for (separator, n) in [(b'-', t.month()), (b'-', t.day()), (b'T', t.hour()), (b':', t.minute()), (b':', t.second())]
+    {
+        out.push(separator);
+        digits(n, 2, out);
+    }
+    out.push(b'.');
+    digits(nanos / 1_000_000, 3, out);
+    out.push(b'Z');
+}
+
 pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&format(t))
 }
@@ -35,5 +60,43 @@ pub mod option {
         #[derive(Deserialize)]
         struct Time(#[serde(with = "super")] DateTime<Utc>);
         Ok(Option::<Time>::deserialize(d)?.map(|t| t.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{NaiveDate, TimeZone};
+
+    use super::*;
+
+    fn written(t: &DateTime<Utc>) -> String {
+        let mut out = Vec::new();
+        write(t, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn write_appends_what_format_returns() {
+        let day = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).unwrap();
+        let mut times = vec![
+            day(2026, 2, 23).and_hms_milli_opt(11, 40, 29, 275).unwrap(),
+            day(0, 1, 1).and_hms_opt(0, 0, 0).unwrap(),
+            day(9999, 12, 31).and_hms_nano_opt(23, 59, 59, 999_999_999).unwrap(),
+            day(-1, 12, 31).and_hms_opt(23, 59, 59).unwrap(),
+            day(10000, 1, 1).and_hms_opt(0, 0, 0).unwrap(),
+            // A leap second.
+            day(2016, 12, 31).and_hms_milli_opt(23, 59, 59, 1_500).unwrap(),
+            day(2025, 7, 4).and_hms_nano_opt(5, 6, 7, 8_900_001).unwrap(),
+        ];
+        // Every month, day, hour, minute and second over a few years, and many fractions.
+        let start = Utc.with_ymd_and_hms(1999, 1, 1, 0, 0, 0).unwrap().timestamp();
+        times.extend((0..20_000).map(|i| {
+            let t = DateTime::from_timestamp(start + i * 11_113 + i * i, (i as u32 * 7_919_993) % 1_000_000_000);
+            t.unwrap().naive_utc()
+        }));
+        for time in times {
+            let t = Utc.from_utc_datetime(&time);
+            assert_eq!(written(&t), format(&t), "{time:?}");
+        }
     }
 }

@@ -23,7 +23,12 @@ pub fn event(event: &Event, out: &mut Vec<u8>) {
     w.u64(event.seq);
     w.raw(",\"timestamp\":");
     match &event.timestamp {
-        Some(t) => w.str(&crate::model::time::format(t)),
+        Some(t) => {
+            // A time's text needs no escaping.
+            w.raw("\"");
+            crate::model::time::write(t, w.0);
+            w.raw("\"");
+        }
         None => w.null(),
     }
     w.raw(",\"record_id\":");
