@@ -584,6 +584,7 @@ struct Claims {
     state: Mutex<ClaimState>,
     changed: Condvar,
     ahead: usize,
+    groups: usize,
 }
 
 struct ClaimState {
@@ -593,12 +594,14 @@ struct ClaimState {
 }
 
 impl Claims {
-    /// Claims for `readers` threads, which may read further ahead if they can hold messages
-    /// back in files.
-    fn new(readers: usize, holds_back: bool) -> Self {
+    /// Claims of `groups` for `readers` threads, which may read further ahead if they can hold
+    /// messages back in files.
+    fn new(groups: usize, readers: usize, holds_back: bool) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
         let ahead = if holds_back { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD };
-        Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: ahead * readers }
+        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: ahead * readers, groups };
+        claims.update(|_| {});
+        claims
     }
 
     /// The next group to read, once it is near enough the writer; `None` once stopped.
@@ -610,6 +613,7 @@ impl Claims {
             }
             if state.next <= state.writing + self.ahead {
                 state.next += 1;
+                self.tell_readers(&state);
                 return Some(state.next - 1);
             }
             state = self.changed.wait(state).ok()?;
@@ -619,8 +623,16 @@ impl Claims {
     fn update(&self, change: impl FnOnce(&mut ClaimState)) {
         if let Ok(mut state) = self.state.lock() {
             change(&mut state);
+            self.tell_readers(&state);
             self.changed.notify_all();
         }
+    }
+
+    /// Tells the readers how many groups a thread could claim now: while there are some, a
+    /// thread reading a large input leaves its lines to be parsed by itself, not by the pool.
+    fn tell_readers(&self, state: &ClaimState) {
+        let claimable = if state.stopped { 0 } else { self.groups.min(state.writing + self.ahead + 1) };
+        read::set_inputs_waiting(claimable.saturating_sub(state.next));
     }
 }
 
@@ -645,7 +657,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
         .unzip();
     let senders = Mutex::new(senders);
     let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
-    let claims = Claims::new(readers, encoder.is_some());
+    let claims = Claims::new(groups.len(), readers, encoder.is_some());
     let budget = Arc::new(Budget::default());
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {

@@ -253,16 +253,26 @@ impl Drop for Reading {
     }
 }
 
+/// Inputs that threads about to be free will read next, as the caller last said.
+static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Tells the readers that `n` inputs wait for threads about to be free (a caller reading
+/// several inputs at once): until none do, [`parse_on_pool`] leaves the pool's threads to them.
+pub fn set_inputs_waiting(n: usize) {
+    WAITING.store(n, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether a reader called now would parse its next lines on the rayon pool: only while the
-/// pool has threads that no other input keeps busy. Moving parsed events between threads costs,
-/// so inputs read side by side are each parsed on their own thread, and a file read alone is
-/// parsed on them all.
+/// pool has threads that no other input keeps busy or is about to. Moving parsed events between
+/// threads costs, so inputs read side by side are each parsed on their own thread, and a file
+/// read alone is parsed on them all.
 pub fn parse_on_pool() -> bool {
     let threads = rayon::current_num_threads();
     // Waiting for the pool from inside it could leave no thread to do the work.
     threads > 1
         && rayon::current_thread_index().is_none()
         && READING.load(std::sync::atomic::Ordering::Relaxed) < threads
+        && WAITING.load(std::sync::atomic::Ordering::Relaxed) == 0
 }
 
 /// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool while it
