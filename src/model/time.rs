@@ -11,26 +11,44 @@ pub fn format(t: &DateTime<Utc>) -> String {
 /// Appends [`format`]'s text to `out`, without allocating for the years 0 to 9999.
 pub fn write(t: &DateTime<Utc>, out: &mut Vec<u8>) {
     use chrono::{Datelike, Timelike};
-    let (year, nanos) = (t.year(), t.nanosecond());
+    let (date, time) = (t.date_naive(), t.time());
+    let (year, nanos) = (date.year(), time.nanosecond());
     // Other years are written with a sign, and a leap second as second 60: chrono knows how.
-    if !(0..=9999).contains(&year) || nanos >= 1_000_000_000 {
-        out.extend_from_slice(format(t).as_bytes());
-        return;
-    }
-    let digits = |n: u32, width: usize, out: &mut Vec<u8>| {
-        for i in (0..width).rev() {
-            out.push(b'0' + (n / 10u32.pow(i as u32) % 10) as u8);
-        }
+    let Ok(year @ 0..=9999) = u32::try_from(year) else {
+        return out.extend_from_slice(format(t).as_bytes());
     };
-    digits(year as u32, 4, out);
-    for (separator, n) in [(b'-', t.month()), (b'-', t.day()), (b'T', t.hour()), (b':', t.minute()), (b':', t.second())]
-    {
-        out.push(separator);
-        digits(n, 2, out);
+    if nanos >= 1_000_000_000 {
+        return out.extend_from_slice(format(t).as_bytes());
     }
-    out.push(b'.');
-    digits(nanos / 1_000_000, 3, out);
-    out.push(b'Z');
+    let digit = |n: u32| b'0' + (n % 10) as u8;
+    let (month, day, seconds, millis) = (date.month(), date.day(), time.num_seconds_from_midnight(), nanos / 1_000_000);
+    let (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    out.extend_from_slice(&[
+        digit(year / 1000),
+        digit(year / 100),
+        digit(year / 10),
+        digit(year),
+        b'-',
+        digit(month / 10),
+        digit(month),
+        b'-',
+        digit(day / 10),
+        digit(day),
+        b'T',
+        digit(hour / 10),
+        digit(hour),
+        b':',
+        digit(minute / 10),
+        digit(minute),
+        b':',
+        digit(second / 10),
+        digit(second),
+        b'.',
+        digit(millis / 100),
+        digit(millis / 10),
+        digit(millis),
+        b'Z',
+    ]);
 }
 
 pub fn serialize<S: Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
