@@ -109,7 +109,7 @@ mod tests {
         // Every month, day, hour, minute and second over a few years, and many fractions.
         let start = Utc.with_ymd_and_hms(1999, 1, 1, 0, 0, 0).unwrap().timestamp();
         times.extend((0..20_000).map(|i| {
-            let t = DateTime::from_timestamp(start + i * 11_113 + i * i, (i as u32 * 7_919_993) % 1_000_000_000);
+            let t = DateTime::from_timestamp(start + i * 11_113 + i * i, (i as u64 * 7_919_993 % 1_000_000_000) as u32);
             t.unwrap().naive_utc()
         }));
         for time in times {
