@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
@@ -273,12 +273,20 @@ struct Budget {
     waiting: AtomicU64,
     /// The group being written.
     writing: AtomicUsize,
+    /// Whether a temporary file could not be made or written.
+    no_files: AtomicBool,
 }
 
 impl Budget {
     /// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
     fn spent(&self) -> bool {
         self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+    }
+
+    /// Whether groups read ahead can hold back more than [`AHEAD_BYTES`]: in files, while
+    /// they can be made and written and hold less than [`SPILL_BYTES`].
+    fn can_hold_back(&self) -> bool {
+        !self.spent() && !self.no_files.load(Ordering::Relaxed)
     }
 }
 
@@ -318,7 +326,11 @@ impl Spill {
         let (file, start) = match shelf.as_ref().and_then(|f| Some((f, end(f)?))) {
             Some((file, start)) if start < SHELF_BYTES => (Arc::clone(file), start),
             _ => {
-                let file = Arc::new(Mutex::new(tempfile::tempfile().ok()?));
+                let Ok(file) = tempfile::tempfile() else {
+                    budget.no_files.store(true, Ordering::Relaxed);
+                    return None;
+                };
+                let file = Arc::new(Mutex::new(file));
                 *shelf = Some(Arc::clone(&file));
                 (file, 0)
             }
@@ -341,6 +353,7 @@ impl Spill {
                 }
                 Err(_) => {
                     self.full = true;
+                    self.budget.no_files.store(true, Ordering::Relaxed);
                     Held::Message(Message::Encoded(encoded))
                 }
             },
@@ -566,7 +579,7 @@ impl Destination for Forward {
 /// messages back in files; bounds memory together with [`MESSAGES_AHEAD`].
 const GROUPS_AHEAD: usize = 4;
 
-/// The same when it can: their encoded events wait in memory up to [`AHEAD_BYTES`], then in
+/// The same while it can: their encoded events wait in memory up to [`AHEAD_BYTES`], then in
 /// files. Reading far ahead keeps every thread busy while one reads a large input.
 const GROUPS_AHEAD_HELD: usize = 1024;
 
@@ -583,8 +596,10 @@ fn waiting_bytes(message: &Message) -> u64 {
 struct Claims {
     state: Mutex<ClaimState>,
     changed: Condvar,
-    ahead: usize,
+    readers: usize,
     groups: usize,
+    /// What groups read ahead hold back, when they can (with an encoder); `None` otherwise.
+    budget: Option<Arc<Budget>>,
 }
 
 struct ClaimState {
@@ -594,14 +609,19 @@ struct ClaimState {
 }
 
 impl Claims {
-    /// Claims of `groups` for `readers` threads, which may read further ahead if they can hold
-    /// messages back in files.
-    fn new(groups: usize, readers: usize, holds_back: bool) -> Self {
+    /// Claims of `groups` for `readers` threads, which read further ahead while `budget` says
+    /// they can hold messages back.
+    fn new(groups: usize, readers: usize, budget: Option<Arc<Budget>>) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
-        let ahead = if holds_back { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD };
-        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), ahead: ahead * readers, groups };
+        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), readers, groups, budget };
         claims.update(|_| {});
         claims
+    }
+
+    /// Groups the readers may start beyond the one being written, now.
+    fn ahead(&self) -> usize {
+        let far = self.budget.as_ref().is_some_and(|b| b.can_hold_back());
+        self.readers * if far { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD }
     }
 
     /// The next group to read, once it is near enough the writer; `None` once stopped.
@@ -611,7 +631,7 @@ impl Claims {
             if state.stopped {
                 return None;
             }
-            if state.next <= state.writing + self.ahead {
+            if state.next <= state.writing + self.ahead() {
                 state.next += 1;
                 self.tell_readers(&state);
                 return Some(state.next - 1);
@@ -631,7 +651,7 @@ impl Claims {
     /// Tells the readers how many groups a thread could claim now: while there are some, a
     /// thread reading a large input leaves its lines to be parsed by itself, not by the pool.
     fn tell_readers(&self, state: &ClaimState) {
-        let claimable = if state.stopped { 0 } else { self.groups.min(state.writing + self.ahead + 1) };
+        let claimable = if state.stopped { 0 } else { self.groups.min(state.writing + self.ahead() + 1) };
         read::set_inputs_waiting(claimable.saturating_sub(state.next));
     }
 }
@@ -657,8 +677,8 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
         .unzip();
     let senders = Mutex::new(senders);
     let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
-    let claims = Claims::new(groups.len(), readers, encoder.is_some());
     let budget = Arc::new(Budget::default());
+    let claims = Claims::new(groups.len(), readers, encoder.map(|_| Arc::clone(&budget)));
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());
@@ -842,6 +862,19 @@ mod tests {
         let mut record = Record::default();
         assert!(drain(&from, &mut record));
         assert_eq!(record.0, [r#"encoded one ["s1"]"#, r#"encoded two ["s1"]"#]);
+    }
+
+    #[test]
+    fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
+        let budget = Arc::new(Budget::default());
+        let claims = Claims::new(10_000, 2, Some(Arc::clone(&budget)));
+        assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD_HELD);
+        budget.spilled.store(SPILL_BYTES, Ordering::Relaxed);
+        assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "the files hold their limit");
+        budget.spilled.store(0, Ordering::Relaxed);
+        budget.no_files.store(true, Ordering::Relaxed);
+        assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "no file could be made or written");
+        assert_eq!(Claims::new(10_000, 2, None).ahead(), 2 * GROUPS_AHEAD, "nothing can be held back");
     }
 
     #[test]
