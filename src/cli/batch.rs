@@ -640,6 +640,14 @@ impl Claims {
         }
     }
 
+    /// Says that the writer is now at group `i`, to the claims and to the groups read ahead.
+    fn writing(&self, i: usize) {
+        if let Some(budget) = &self.budget {
+            budget.writing.store(i, Ordering::Relaxed);
+        }
+        self.update(|s| s.writing = i);
+    }
+
     fn update(&self, change: impl FnOnce(&mut ClaimState)) {
         if let Ok(mut state) = self.state.lock() {
             change(&mut state);
@@ -701,8 +709,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
             })?;
         }
         let written = receivers.iter().enumerate().try_for_each(|(i, messages)| {
-            budget.writing.store(i, Ordering::Relaxed);
-            claims.update(|s| s.writing = i);
+            claims.writing(i);
             messages.iter().try_for_each(|message| {
                 let waiting = waiting_bytes(&message);
                 let delivered = deliver(message, dest);
@@ -884,8 +891,14 @@ mod tests {
         forward.send(Message::Begin("a".into())).unwrap();
         forward.send(encoded("one", "s1")).unwrap();
         forward.send(Message::End(failed("a", CliError::UnknownFormat { path: "a".into() }))).unwrap();
-        // The channel is full: what is held back goes where the writer looks once it is closed.
-        forward.finish().unwrap();
+        // The channel is full: what is held back goes where the writer looks once it is closed,
+        // without waiting for the writer (which is not draining here).
+        let (done, finished) = mpsc::channel();
+        thread::spawn(move || {
+            forward.finish().unwrap();
+            let _ = done.send(forward);
+        });
+        let forward = finished.recv_timeout(std::time::Duration::from_secs(10)).expect("finish waited for the writer");
         let last = forward.last.lock().unwrap().take().expect("the held messages are left aside");
         let mut record = Record::default();
         assert!(!drain(&from, &mut record));

@@ -53,7 +53,7 @@ impl Json {
 }
 
 /// Whether `text` holds a line break.
-fn has_line_break(text: &str) -> bool {
+pub(crate) fn has_line_break(text: &str) -> bool {
     memchr::memchr2(b'\n', b'\r', text.as_bytes()).is_some()
 }
 

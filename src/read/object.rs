@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::{Problem, parse_object};
-use crate::model::Json;
+use crate::model::{Json, has_line_break};
 
 /// Deserialises an optional string, borrowed from the input where it holds no escapes. Serde
 /// borrows a `Cow<str>` only when it is not wrapped, so `Option<Cow<str>>` fields name this.
@@ -133,7 +133,7 @@ impl<'a> Object<'a> {
         // Compact text (as both agents write it) is rebuilt from the fields without reading it
         // again, and kept when it is the same text byte for byte.
         let text = self.text.trim_matches(WHITESPACE);
-        if self.nested.is_empty() && memchr::memchr2(b'\n', b'\r', text.as_bytes()).is_none() {
+        if self.nested.is_empty() && !has_line_break(text) {
             let rebuilt = Json::from_value(&AsMap(&self.fields));
             if rebuilt.get() == text {
                 return rebuilt;
