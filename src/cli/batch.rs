@@ -192,6 +192,14 @@ pub trait Destination {
     fn encoded(&mut self, _encoded: Encoded) -> io::Result<()> {
         Err(io::Error::new(io::ErrorKind::Unsupported, "this destination takes events, not encoded bytes"))
     }
+    /// Encoded events held back in a file: `len` bytes of `from` at offset `at`, and their
+    /// sessions; moves `from`'s position.
+    fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        agentlog::write::read_range(from, at, len, &mut bytes)?;
+        self.encoded(Encoded { bytes, sessions })
+    }
+
     /// After an input, with what reading it gave.
     fn end(&mut self, outcome: Outcome) -> io::Result<()>;
 }
@@ -315,7 +323,7 @@ struct Spill {
 enum Held {
     Message(Message),
     /// Encoded events: this many bytes of the file, next in order, and their sessions.
-    Encoded(usize, Vec<(Agent, String)>),
+    Encoded(u64, Vec<(Agent, String)>),
 }
 
 impl Spill {
@@ -349,7 +357,7 @@ impl Spill {
             Message::Encoded(encoded) => match self.append(&encoded.bytes) {
                 Ok(()) => {
                     self.budget.spilled.fetch_add(encoded.bytes.len() as u64, Ordering::Relaxed);
-                    Held::Encoded(encoded.bytes.len(), encoded.sessions)
+                    Held::Encoded(encoded.bytes.len() as u64, encoded.sessions)
                 }
                 Err(_) => {
                     self.full = true;
@@ -377,15 +385,11 @@ impl Spill {
             match held {
                 Held::Message(message) => deliver(message, dest)?,
                 Held::Encoded(len, sessions) => {
-                    let mut bytes = vec![0; len];
-                    let mut file =
-                        self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
-                    file.seek(SeekFrom::Start(at))?;
-                    file.read_exact(&mut bytes)?;
+                    let file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
+                    dest.encoded_from(&file, at, len, sessions)?;
                     drop(file);
-                    at += len as u64;
-                    self.budget.spilled.fetch_sub(len as u64, Ordering::Relaxed);
-                    dest.encoded(Encoded { bytes, sessions })?;
+                    at += len;
+                    self.budget.spilled.fetch_sub(len, Ordering::Relaxed);
                 }
             }
         }

@@ -1,10 +1,11 @@
 //! `agentlog convert`: read every input with its reader and push the events into one writer.
 
+use std::fs::File;
 use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use agentlog::model::Event;
+use agentlog::model::{Agent, Event};
 use agentlog::read::Reader;
 use agentlog::write::{EventSink, Options, Target, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -93,6 +94,13 @@ impl Destination for ToSink<'_, '_> {
             self.session(*agent, id);
         }
         self.sink.encoded(&encoded.bytes)
+    }
+
+    fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
+        for (agent, id) in &sessions {
+            self.session(*agent, id);
+        }
+        self.sink.encoded_from(from, at, len)
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {

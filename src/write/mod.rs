@@ -12,7 +12,7 @@ pub mod jsonl;
 mod sessions;
 
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::thread::{self, JoinHandle};
 
@@ -127,6 +127,19 @@ pub trait EventSink {
         Err(io::Error::new(io::ErrorKind::Unsupported, "this output takes events, not encoded bytes"))
     }
 
+    /// Writes `len` bytes of events that this sink's [`EventSink::encoder`] encoded, kept in
+    /// `from` at offset `at`, as [`EventSink::encoded`] would; moves `from`'s position.
+    ///
+    /// A sink writing to a file copies them from file to file in the kernel.
+    ///
+    /// # Errors
+    /// When reading or writing fails, or when the sink has no encoder.
+    fn encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        read_range(from, at, len, &mut bytes)?;
+        self.encoded(&bytes)
+    }
+
     /// Called after the events of each input, with the lines it had and the problems met.
     ///
     /// # Errors
@@ -141,6 +154,20 @@ pub trait EventSink {
     /// # Errors
     /// When writing fails.
     fn finish(&mut self) -> io::Result<()>;
+}
+
+/// Reads `len` bytes of `from` at offset `at` into `into`, which is cleared first.
+///
+/// # Errors
+/// When reading fails, or `from` ends before.
+pub fn read_range(mut from: &File, at: u64, len: u64, into: &mut Vec<u8>) -> io::Result<()> {
+    into.clear();
+    from.seek(SeekFrom::Start(at))?;
+    let read = from.take(len).read_to_end(into)?;
+    if (read as u64) < len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back range ends early"));
+    }
+    Ok(())
 }
 
 /// A file written under a temporary name beside its final path and renamed by [`commit`];
@@ -214,6 +241,32 @@ impl AtomicFile {
         fs::rename(temp, &self.path)
     }
 
+    /// Appends `len` bytes of `from` at offset `at`, copied from file to file in the kernel
+    /// where it can; moves `from`'s position.
+    ///
+    /// # Errors
+    /// When reading or writing fails, or `from` ends before.
+    pub fn copy_from(&mut self, mut from: &File, at: u64, len: u64) -> io::Result<()> {
+        from.seek(SeekFrom::Start(at))?;
+        let out = self.file.as_mut().expect("an uncommitted file is open");
+        let copied = io::copy(&mut from.take(len), out)?;
+        self.wrote(copied);
+        if copied < len {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back range ends early"));
+        }
+        Ok(())
+    }
+
+    /// Counts bytes written, and begins a background flush every [`WRITE_BEHIND`] bytes.
+    fn wrote(&mut self, bytes: u64) {
+        if self.temp.is_some() {
+            self.unsynced += bytes;
+            if self.unsynced >= WRITE_BEHIND {
+                self.sync_behind();
+            }
+        }
+    }
+
     /// Begins flushing what is written so far to disk on a thread of its own, unless the last
     /// flush still runs.
     fn sync_behind(&mut self) {
@@ -242,12 +295,7 @@ impl AtomicFile {
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let written = self.file.as_mut().expect("an uncommitted file is open").write(buf)?;
-        if self.temp.is_some() {
-            self.unsynced += written as u64;
-            if self.unsynced >= WRITE_BEHIND {
-                self.sync_behind();
-            }
-        }
+        self.wrote(written as u64);
         Ok(written)
     }
 
@@ -333,6 +381,22 @@ mod tests {
             "claude-code-ok-id_1.2-2.json",
             "unique"
         );
+    }
+
+    #[test]
+    fn bytes_copied_from_a_file_count_towards_the_background_flush() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("copied.jsonl");
+        let mut from = tempfile::tempfile().unwrap();
+        from.write_all(&vec![b'x'; WRITE_BEHIND as usize + 2]).unwrap();
+        let mut file = AtomicFile::create(&path).unwrap();
+        file.write_all(b"a").unwrap();
+        file.copy_from(&from, 1, WRITE_BEHIND).unwrap();
+        assert!(file.syncing.is_some(), "a background flush began");
+        file.commit().unwrap();
+        let written = fs::read(&path).unwrap();
+        assert_eq!(written.len() as u64, WRITE_BEHIND + 1);
+        assert!(written.starts_with(b"ax") && written.ends_with(b"x"));
     }
 
     #[test]

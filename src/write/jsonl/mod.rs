@@ -127,6 +127,13 @@ impl EventSink for FileWriter {
         self.0.as_mut().expect("no event after finish").encoded(bytes)
     }
 
+    fn encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
+        let writer = self.0.as_mut().expect("no event after finish");
+        writer.out.write_all(&writer.buf)?;
+        writer.buf.clear();
+        writer.out.copy_from(from, at, len)
+    }
+
     fn finish(&mut self) -> io::Result<()> {
         let mut writer = self.0.take().expect("finish is called once");
         writer.drain()?;
@@ -220,6 +227,45 @@ impl Drop for PerSession {
             for (temp, _) in self.files.values() {
                 let _ = fs::remove_file(temp);
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Seek, SeekFrom};
+
+    use super::*;
+
+    /// A file holding `text`, as a reading thread holds encoded events back.
+    fn held(text: &[u8]) -> File {
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(text).unwrap();
+        file.seek(SeekFrom::Start(0)).unwrap();
+        file
+    }
+
+    #[test]
+    fn events_copied_from_a_file_come_after_those_buffered_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        let mut sink = Jsonl.open(Target::Path(path.clone()), &Options::default()).unwrap();
+        let from = held(b"xx{\"b\":2}\n{\"c\":3}\nyy");
+        sink.encoded(b"{\"a\":1}\n").unwrap();
+        sink.encoded_from(&from, 2, 16).unwrap();
+        sink.encoded(b"{\"d\":4}\n").unwrap();
+        sink.finish().unwrap();
+        assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n");
+    }
+
+    #[test]
+    fn a_held_back_range_that_ends_early_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let from = held(b"{\"b\":2}\n");
+        for target in [Target::Path(dir.path().join("out.jsonl")), Target::Stream(Box::new(Vec::new()))] {
+            let mut sink = Jsonl.open(target, &Options::default()).unwrap();
+            let error = sink.encoded_from(&from, 0, 9).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
         }
     }
 }
