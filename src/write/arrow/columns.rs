@@ -155,6 +155,50 @@ fn int(v: Option<u64>) -> Option<i64> {
 /// A string dictionary column.
 type Dict = StringDictionaryBuilder<Int32Type>;
 
+/// A string dictionary column of events, which looks each run of equal values up once: events
+/// of one session repeat the same file, model and directory row after row.
+#[derive(Default)]
+struct Runs {
+    builder: Dict,
+    /// The value of the rows not yet appended, unless they are null.
+    value: String,
+    null: bool,
+    /// How many rows hold it.
+    rows: usize,
+}
+
+impl Runs {
+    fn append_value(&mut self, value: &str) {
+        self.append_option(Some(value));
+    }
+
+    fn append_option(&mut self, value: Option<&str>) {
+        let same = self.rows > 0 && value.map_or(self.null, |v| !self.null && self.value == v);
+        if !same {
+            self.append_run();
+            self.null = value.is_none();
+            self.value.clear();
+            self.value.push_str(value.unwrap_or_default());
+        }
+        self.rows += 1;
+    }
+
+    /// Appends the rows not yet appended to the builder.
+    fn append_run(&mut self) {
+        if self.rows == 0 {
+            return;
+        }
+        let value = (!self.null).then_some(self.value.as_str());
+        self.builder.append_options(value, std::mem::take(&mut self.rows));
+    }
+
+    /// The rows so far; with `preserve`, the dictionary's values stay for the next batch.
+    fn finish(&mut self, preserve: bool) -> ArrayRef {
+        self.append_run();
+        Arc::new(if preserve { self.builder.finish_preserve_values() } else { self.builder.finish() })
+    }
+}
+
 fn struct_builder(names: &[&str]) -> StructBuilder {
     let fields: Fields = names.iter().map(|n| Field::new(*n, DataType::Int64, true)).collect();
     StructBuilder::from_fields(fields, 0)
@@ -185,17 +229,17 @@ pub struct EventColumns {
     rows: usize,
     bytes: usize,
     id: StringBuilder,
-    agent: Dict,
+    agent: Runs,
     session_id: StringBuilder,
     seq: Int64Builder,
     timestamp: TimestampMicrosecondBuilder,
-    kind: Dict,
-    role: Dict,
-    meta_type: Dict,
+    kind: Runs,
+    role: Runs,
+    meta_type: Runs,
     text: StringBuilder,
-    tool_name: Dict,
+    tool_name: Runs,
     call_id: StringBuilder,
-    model: Dict,
+    model: Runs,
     is_error: BooleanBuilder,
     exit_code: Int64Builder,
     duration_ms: Int64Builder,
@@ -210,14 +254,14 @@ pub struct EventColumns {
     record_id: StringBuilder,
     parent_record_id: StringBuilder,
     response_id: StringBuilder,
-    cwd: Dict,
-    git_branch: Dict,
-    agent_version: Dict,
-    source_file: Dict,
+    cwd: Runs,
+    git_branch: Runs,
+    agent_version: Runs,
+    source_file: Runs,
     source_line: Int64Builder,
     source_byte_offset: Int64Builder,
-    source_record_type: Dict,
-    phase: Dict,
+    source_record_type: Runs,
+    phase: Runs,
     parts: StringBuilder,
     raw_text: StringBuilder,
     encrypted: BooleanBuilder,
@@ -228,6 +272,8 @@ pub struct EventColumns {
     tool_result: StringBuilder,
     data: StringBuilder,
     extra: StringBuilder,
+    /// The `parts` of the row being appended, as JSON.
+    scratch: Vec<u8>,
 }
 
 impl EventColumns {
@@ -239,17 +285,17 @@ impl EventColumns {
             rows: 0,
             bytes: 0,
             id: StringBuilder::new(),
-            agent: Dict::new(),
+            agent: Runs::default(),
             session_id: StringBuilder::new(),
             seq: Int64Builder::new(),
             timestamp: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
-            kind: Dict::new(),
-            role: Dict::new(),
-            meta_type: Dict::new(),
+            kind: Runs::default(),
+            role: Runs::default(),
+            meta_type: Runs::default(),
             text: StringBuilder::new(),
-            tool_name: Dict::new(),
+            tool_name: Runs::default(),
             call_id: StringBuilder::new(),
-            model: Dict::new(),
+            model: Runs::default(),
             is_error: BooleanBuilder::new(),
             exit_code: Int64Builder::new(),
             duration_ms: Int64Builder::new(),
@@ -264,14 +310,14 @@ impl EventColumns {
             record_id: StringBuilder::new(),
             parent_record_id: StringBuilder::new(),
             response_id: StringBuilder::new(),
-            cwd: Dict::new(),
-            git_branch: Dict::new(),
-            agent_version: Dict::new(),
-            source_file: Dict::new(),
+            cwd: Runs::default(),
+            git_branch: Runs::default(),
+            agent_version: Runs::default(),
+            source_file: Runs::default(),
             source_line: Int64Builder::new(),
             source_byte_offset: Int64Builder::new(),
-            source_record_type: Dict::new(),
-            phase: Dict::new(),
+            source_record_type: Runs::default(),
+            phase: Runs::default(),
             parts: StringBuilder::new(),
             raw_text: StringBuilder::new(),
             encrypted: BooleanBuilder::new(),
@@ -282,6 +328,7 @@ impl EventColumns {
             tool_result: StringBuilder::new(),
             data: StringBuilder::new(),
             extra: StringBuilder::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -344,7 +391,7 @@ impl EventColumns {
                 role = Some(m.role.as_str());
                 body = Some(m.text.as_str());
                 phase = m.phase.as_deref();
-                parts = parts_json(&m.parts);
+                parts = Some(&m.parts[..]);
             }
             Payload::Reasoning(r) => {
                 body = Some(r.text.as_str());
@@ -363,7 +410,7 @@ impl EventColumns {
                 tool_name = o.name.as_deref();
                 call_id = o.call_id.as_deref();
                 body = Some(o.text.as_str());
-                parts = parts_json(&o.parts);
+                parts = Some(&o.parts[..]);
                 is_error = o.is_error;
                 exit_code = o.exit_code;
                 duration_ms = int(o.duration_ms);
@@ -396,7 +443,12 @@ impl EventColumns {
         });
         append_ints(&mut self.usage, counts.as_ref().map(|c| &c[..]));
         self.phase.append_option(phase);
-        text(&mut self.parts, parts.as_deref());
+        let parts = parts.filter(|p| !p.is_empty()).map(|p| {
+            self.scratch.clear();
+            crate::write::jsonl::encode_parts(p, &mut self.scratch);
+            simdutf8::basic::from_utf8(&self.scratch).expect("JSON written from strings is UTF-8")
+        });
+        text(&mut self.parts, parts);
         text(&mut self.raw_text, raw_text);
         self.encrypted.append_option(encrypted);
         self.omitted.append_option(omitted);
@@ -415,8 +467,7 @@ impl EventColumns {
     /// Only on a bug (columns of different lengths).
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
         let preserve = self.preserve_dictionaries;
-        let dict =
-            |b: &mut Dict| -> ArrayRef { Arc::new(if preserve { b.finish_preserve_values() } else { b.finish() }) };
+        let dict = |b: &mut Runs| b.finish(preserve);
         let mut columns: Vec<ArrayRef> = vec![strings(&mut self.id)];
         if self.with_agent {
             columns.push(dict(&mut self.agent));
@@ -567,6 +618,37 @@ fn serde_plain<T: serde::Serialize>(value: &T) -> String {
     }
 }
 
-fn parts_json(parts: &[crate::model::Part]) -> Option<String> {
-    (!parts.is_empty()).then(|| Json::from_value(parts).get().to_owned())
+#[cfg(test)]
+mod tests {
+    use arrow_array::cast::AsArray;
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// Runs of equal values give the arrays a lookup per row gives, batch after batch,
+        /// with dictionaries kept across batches or not.
+        #[test]
+        fn runs_build_the_arrays_a_lookup_per_row_builds(
+            batches in prop::collection::vec(
+                prop::collection::vec(prop::option::of(prop::sample::select(vec!["", "a", "b", "ab"])), 0..12),
+                1..4,
+            ),
+            preserve: bool,
+        ) {
+            let (mut runs, mut rows) = (Runs::default(), Dict::new());
+            for batch in batches {
+                for value in &batch {
+                    runs.append_option(*value);
+                    rows.append_option(*value);
+                }
+                let expected = if preserve { rows.finish_preserve_values() } else { rows.finish() };
+                let built = runs.finish(preserve);
+                let built = built.as_dictionary::<Int32Type>();
+                // The same keys into the same values, not only the same strings.
+                prop_assert_eq!(built.keys(), expected.keys());
+                prop_assert_eq!(built.values(), expected.values());
+            }
+        }
+    }
 }

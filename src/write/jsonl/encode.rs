@@ -80,6 +80,12 @@ pub fn event(event: &Event, out: &mut Vec<u8>) {
     w.raw("}\n");
 }
 
+/// Appends message or tool output parts to `out` as a JSON array: the bytes of
+/// `serde_json::to_writer` on them.
+pub fn parts(parts: &[Part], out: &mut Vec<u8>) {
+    Out(out).parts(parts);
+}
+
 /// The buffer being written to.
 struct Out<'a>(&'a mut Vec<u8>);
 

@@ -15,7 +15,7 @@
 
 mod encode;
 
-pub use encode::event as encode;
+pub use encode::{event as encode, parts as encode_parts};
 
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
