@@ -165,9 +165,14 @@ pub fn read_range(mut from: &File, at: u64, len: u64, into: &mut Vec<u8>) -> io:
     from.seek(SeekFrom::Start(at))?;
     let read = from.take(len).read_to_end(into)?;
     if (read as u64) < len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back range ends early"));
+        return Err(ended_early());
     }
     Ok(())
+}
+
+/// The error for a range of a file that ends before its length.
+fn ended_early() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back range ends early")
 }
 
 /// A file written under a temporary name beside its final path and renamed by [`commit`];
@@ -252,7 +257,7 @@ impl AtomicFile {
         let copied = io::copy(&mut from.take(len), out)?;
         self.wrote(copied);
         if copied < len {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back range ends early"));
+            return Err(ended_early());
         }
         Ok(())
     }
@@ -397,6 +402,16 @@ mod tests {
         let written = fs::read(&path).unwrap();
         assert_eq!(written.len() as u64, WRITE_BEHIND + 1);
         assert!(written.starts_with(b"ax") && written.ends_with(b"x"));
+    }
+
+    #[test]
+    fn a_range_is_copied_into_a_device_written_in_place() {
+        let mut from = tempfile::tempfile().unwrap();
+        from.write_all(b"{\"a\":1}\n").unwrap();
+        let mut file = AtomicFile::create(Path::new("/dev/null")).unwrap();
+        file.copy_from(&from, 0, 8).unwrap();
+        file.commit().unwrap();
+        assert!(Path::new("/dev/null").exists(), "the device is left in place");
     }
 
     #[test]
