@@ -71,7 +71,7 @@ fn the_jsonl_writer_writes_what_serde_writes() {
         let (events, _) = read_file(reader, &path, &name);
         for e in &events {
             let mut ours = Vec::new();
-            agentlog::write::jsonl::encode(e, &mut ours);
+            agentlog::write::encode::event(e, &mut ours);
             let mut serde = serde_json::to_vec(e).unwrap();
             serde.push(b'\n');
             assert!(

@@ -7,6 +7,7 @@
 //! finished.
 
 pub mod arrow;
+pub mod encode;
 pub mod interchange;
 pub mod jsonl;
 mod sessions;

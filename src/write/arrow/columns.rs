@@ -445,7 +445,7 @@ impl EventColumns {
         self.phase.append_option(phase);
         let parts = parts.filter(|p| !p.is_empty()).map(|p| {
             self.scratch.clear();
-            crate::write::jsonl::encode_parts(p, &mut self.scratch);
+            crate::write::encode::parts(p, &mut self.scratch);
             simdutf8::basic::from_utf8(&self.scratch).expect("JSON written from strings is UTF-8")
         });
         text(&mut self.parts, parts);

@@ -13,10 +13,6 @@
 //! are written under temporary names and renamed when the run completes, replacing a previous
 //! run's files of the same sessions and leaving the others; at most 64 are open at once.
 
-mod encode;
-
-pub use encode::{event as encode, parts as encode_parts};
-
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -24,7 +20,7 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, is_directory_target, session_file_name,
+    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, encode, is_directory_target, session_file_name,
     unsupported,
 };
 

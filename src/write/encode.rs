@@ -1,4 +1,5 @@
-//! One event as a JSON line, written field by field.
+//! Events as JSON lines, written field by field, for every output that holds events as JSON
+//! (unified JSONL, the interchange document, the `parts` column).
 //!
 //! The bytes are exactly those of `serde_json::to_writer` on the [`Event`] (a test compares the
 //! two on every event of the corpora), made faster: field names are written as literals rather
