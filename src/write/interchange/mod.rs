@@ -95,8 +95,9 @@ impl EventSink for Document<'_> {
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
         self.buf.clear();
-        serde_json::to_writer(&mut self.buf, event)?;
-        let value: serde_json::Value = serde_json::from_slice(&self.buf)?;
+        crate::write::encode::event(event, &mut self.buf);
+        self.buf.pop(); // The line's newline: the document places its events itself.
+        let value = serde_json::to_value(event)?;
         if let Some(v) = self.validator.event_violations(&value).first() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
