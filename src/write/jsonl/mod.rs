@@ -125,8 +125,7 @@ impl EventSink for FileWriter {
 
     fn encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
         let writer = self.0.as_mut().expect("no event after finish");
-        writer.out.write_all(&writer.buf)?;
-        writer.buf.clear();
+        writer.drain()?;
         writer.out.copy_from(from, at, len)
     }
 
