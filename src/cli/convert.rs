@@ -60,8 +60,8 @@ struct ToSink<'a, 'w> {
     sink: &'a mut (dyn EventSink + 'w),
     reporter: &'a Reporter,
     totals: Totals,
-    sessions: std::collections::HashSet<(agentlog::model::Agent, String)>,
-    last_session: Option<(agentlog::model::Agent, String)>,
+    sessions: std::collections::HashSet<(Agent, String)>,
+    last_session: Option<(Agent, String)>,
     sizes: std::collections::HashMap<String, u64>,
     progress: &'a ProgressBar,
     report: Option<Vec<serde_json::Value>>,
@@ -69,12 +69,19 @@ struct ToSink<'a, 'w> {
 
 impl ToSink<'_, '_> {
     /// Counts the session of an event.
-    fn session(&mut self, agent: agentlog::model::Agent, id: &str) {
+    fn session(&mut self, agent: Agent, id: &str) {
         // Events come in runs of one session: the set is looked at only when the session changes.
         if self.last_session.as_ref().is_none_or(|(a, i)| *a != agent || i != id) {
             let key = (agent, id.to_owned());
             self.sessions.insert(key.clone());
             self.last_session = Some(key);
+        }
+    }
+
+    /// Counts the sessions of a run of encoded events.
+    fn sessions_of(&mut self, sessions: &[(Agent, String)]) {
+        for (agent, id) in sessions {
+            self.session(*agent, id);
         }
     }
 }
@@ -90,16 +97,12 @@ impl Destination for ToSink<'_, '_> {
     }
 
     fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
-        for (agent, id) in &encoded.sessions {
-            self.session(*agent, id);
-        }
+        self.sessions_of(&encoded.sessions);
         self.sink.encoded(&encoded.bytes)
     }
 
     fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
-        for (agent, id) in &sessions {
-            self.session(*agent, id);
-        }
+        self.sessions_of(&sessions);
         self.sink.encoded_from(from, at, len)
     }
 

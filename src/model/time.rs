@@ -12,14 +12,12 @@ pub fn format(t: &DateTime<Utc>) -> String {
 pub fn write(t: &DateTime<Utc>, out: &mut Vec<u8>) {
     use chrono::{Datelike, Timelike};
     let (date, time) = (t.date_naive(), t.time());
-    let (year, nanos) = (date.year(), time.nanosecond());
+    let nanos = time.nanosecond();
     // Other years are written with a sign, and a leap second as second 60: chrono knows how.
-    let Ok(year @ 0..=9999) = u32::try_from(year) else {
+    let year = u32::try_from(date.year()).ok().filter(|y| *y <= 9999 && nanos < 1_000_000_000);
+    let Some(year) = year else {
         return out.extend_from_slice(format(t).as_bytes());
     };
-    if nanos >= 1_000_000_000 {
-        return out.extend_from_slice(format(t).as_bytes());
-    }
     let digit = |n: u32| b'0' + (n % 10) as u8;
     let (month, day, seconds, millis) = (date.month(), date.day(), time.num_seconds_from_midnight(), nanos / 1_000_000);
     let (hour, minute, second) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
