@@ -550,3 +550,38 @@ fn a_rollback_marks_exactly_the_turns_it_removes() {
     assert_eq!(events.len(), 1 + 4 * 3 + 1, "every event once, in order");
     assert!(events.windows(2).all(|w| w[0].seq + 1 == w[1].seq));
 }
+
+/// Every line of `path` is accounted: it is an event's line, a merged twin's line, or diagnosed.
+fn assert_every_line_accounted(path: &Path, events: &[Event], report: &agentlog::read::ReadReport) {
+    let mut seen: std::collections::BTreeSet<u64> = events.iter().map(|e| e.source.line).collect();
+    for e in events {
+        if let Some(lines) = e.extra.as_ref().map(|x| x.to_value()).and_then(|x| x.get("merged_lines").cloned()) {
+            seen.extend(lines.as_array().unwrap().iter().map(|l| l["line"].as_u64().unwrap()));
+        }
+    }
+    seen.extend(report.diagnostics.iter().map(|d| d.line));
+    let text = std::fs::read_to_string(path).unwrap();
+    for (i, line) in text.lines().enumerate() {
+        let number = i as u64 + 1;
+        assert!(line.trim().is_empty() || seen.contains(&number), "{}:{number} is lost: {line}", path.display());
+    }
+}
+
+// A prompt or an assistant message's copy held back for its twin was dropped when an
+// `exec_command_end` or `mcp_tool_call_end` came next: no event, no diagnostic.
+#[test]
+fn a_message_waiting_for_its_twin_survives_a_command_end() {
+    let path = sample("twin-interrupted-by-exec-end.jsonl");
+    let (events, report) = read(&path);
+    assert!(report.diagnostics.is_empty());
+    assert_every_line_accounted(&path, &events, &report);
+    let texts: Vec<(Role, &str)> = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::Message(m) => Some((m.role, m.text.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.contains(&(Role::User, "run the tests please")), "{texts:?}");
+    assert_eq!(texts.iter().filter(|(r, t)| *r == Role::Assistant && *t == "The tests pass.").count(), 2, "{texts:?}");
+}

@@ -493,15 +493,15 @@ impl Mapper {
                 Ok(())
             }
             Step::OutputEnd { call_id, end, event } => {
-                if let Some(Held::Output(mut output)) = self.held.take() {
-                    if let Payload::ToolOutput(o) = &mut output.payload
-                        && o.call_id.as_deref() == Some(call_id.as_str())
-                    {
-                        o.exit_code = o.exit_code.or(end.exit_code);
-                        o.duration_ms = o.duration_ms.or(end.duration_ms);
-                        o.is_error = o.is_error.or(end.is_error);
-                    }
-                    self.send(out, output, 0)?;
+                // Only a held output takes the facts; anything else held (a prompt waiting for
+                // its twin, an assistant message's copy) is flushed below as it is.
+                if let Some(Held::Output(output)) = &mut self.held
+                    && let Payload::ToolOutput(o) = &mut output.payload
+                    && o.call_id.as_deref() == Some(call_id.as_str())
+                {
+                    o.exit_code = o.exit_code.or(end.exit_code);
+                    o.duration_ms = o.duration_ms.or(end.duration_ms);
+                    o.is_error = o.is_error.or(end.is_error);
                 }
                 self.flush(out)?;
                 self.send(out, event, 0)
