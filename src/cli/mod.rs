@@ -6,6 +6,7 @@ mod batch;
 mod convert;
 mod error;
 mod exit;
+mod guard;
 mod incremental;
 mod inputs;
 mod report;
@@ -125,21 +126,6 @@ fn resolve_inputs(
     (files.collect(), Vec::new())
 }
 
-/// The input root that contains `output`, if any.
-fn inside_an_input(output: &std::path::Path, inputs: &[String]) -> Option<String> {
-    let output = output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."))
-        .canonicalize()
-        .ok()?;
-    inputs
-        .iter()
-        .filter(|i| std::path::Path::new(i).is_dir())
-        .find(|i| std::path::Path::new(i).canonicalize().is_ok_and(|root| output.starts_with(root)))
-        .cloned()
-}
-
 fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     let reader =
         args.from.as_deref().filter(|f| *f != "auto").map(|f| read::reader(f).expect("clap only accepts known names"));
@@ -192,6 +178,30 @@ fn output_format(args: &ConvertArgs) -> String {
     .to_owned()
 }
 
+/// Refuses every output path of a convert run (the output, files beside it, the report) that
+/// is an input, lies inside one, or holds one.
+fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[inputs::InputSpec]) -> Result<(), String> {
+    let guard = guard::Inputs::new(&args.inputs, inputs);
+    let options = write::Options {
+        partition_by: vec![write::PartitionKey::Agent; args.partition_by.len()],
+        ..write::Options::default()
+    };
+    let mut outputs = Vec::new();
+    if let Some(output) = &args.output {
+        let directory = write::is_directory_target(output) || !args.partition_by.is_empty();
+        outputs.push((output.clone(), directory));
+        outputs.extend(writer.side_files(output, &options).into_iter().map(|p| (p, false)));
+    }
+    outputs.extend(args.report.iter().map(|p| (p.clone(), false)));
+    for (path, directory) in outputs {
+        match guard.check(&path, directory, inputs) {
+            Err(refusal) if !(args.force && refusal.is_forcible()) => return Err(refusal.message(&path)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     let format = output_format(&args);
     let Some(writer) = write::writer(&format) else {
@@ -209,16 +219,8 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     if inputs.is_empty() && errors.is_empty() {
         reporter.info("agentlog: no session files found in the default places (~/.claude, ~/.codex); give INPUT paths");
     }
-    if let Some(output) = &args.output
-        && !args.force
-        && let Some(root) = inside_an_input(output, &args.inputs)
-    {
-        reporter.error(&CliError::Usage {
-            message: format!(
-                "the output {} is inside the input {root}; choose another place or pass --force",
-                output.display()
-            ),
-        });
+    if let Err(message) = check_outputs(&args, writer, &inputs) {
+        reporter.error(&CliError::Usage { message });
         return Exit::Usage;
     }
     if !args.partition_by.is_empty() && args.output.is_none() {

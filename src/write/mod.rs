@@ -87,6 +87,11 @@ pub trait Writer: Send + Sync {
     /// # Errors
     /// When the output cannot be created, or the options do not apply to this format.
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>>;
+
+    /// Files written beside the output `path` (not inside it), such as a sessions table.
+    fn side_files(&self, _path: &Path, _options: &Options) -> Vec<PathBuf> {
+        Vec::new()
+    }
 }
 
 /// Appends the bytes of one event to a buffer, as a sink would write it; see
@@ -325,6 +330,25 @@ pub fn beside(path: &Path, infix: &str) -> PathBuf {
         Some(ext) => path.with_file_name(format!("{stem}.{infix}.{}", ext.to_string_lossy())),
         None => path.with_file_name(format!("{stem}.{infix}")),
     }
+}
+
+/// Where the sessions table of an events file at `path` goes: beside it, unless `path` names a
+/// device or pipe (`/dev/null`), which gets the events only.
+pub fn sessions_beside(path: &Path) -> Option<PathBuf> {
+    let special = fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    (!special).then(|| beside(path, "sessions"))
+}
+
+/// The error for an output directory given to a format that writes one file.
+pub fn not_a_directory(path: &Path, format: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "--to {format} writes one file, but {} names a directory; name a file (out.{format}){}",
+            path.display(),
+            if format == "parquet" { ", or add --partition-by agent,date for a dataset" } else { "" }
+        ),
+    )
 }
 
 /// The error for options a format does not support.

@@ -7,7 +7,7 @@ use arrow_ipc::writer::{DictionaryHandling, FileWriter, IpcWriteOptions, StreamW
 use super::columns::{EventColumns, event_schema, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Diagnostic, Event};
-use crate::write::{AtomicFile, EventSink, Sessions, Target, beside};
+use crate::write::{AtomicFile, EventSink, Sessions, Target, is_directory_target, not_a_directory, sessions_beside};
 
 /// Dictionaries grow from batch to batch, so a file can hold them as deltas.
 fn options() -> IpcWriteOptions {
@@ -26,15 +26,16 @@ pub fn open<'w>(target: Target<'w>) -> io::Result<Box<dyn EventSink + 'w>> {
                 sessions_path: None,
             })
         }
+        Target::Path(path) if is_directory_target(&path) => return Err(not_a_directory(&path, "arrow")),
         Target::Path(path) => {
-            let sessions_path = beside(&path, "sessions");
+            let sessions_path = sessions_beside(&path);
             let file = AtomicFile::create(&path)?;
             let writer = FileWriter::try_new_with_options(file, &schema, options()).map_err(io_error)?;
             Box::new(Ipc {
                 out: Some(Out::File(writer)),
                 columns: EventColumns::new(true, true),
                 sessions: Sessions::default(),
-                sessions_path: Some(sessions_path),
+                sessions_path,
             })
         }
     })

@@ -29,8 +29,9 @@ mod ipc;
 mod parquet;
 
 use std::io;
+use std::path::{Path, PathBuf};
 
-use crate::write::{EventSink, Options, Target, Writer, unsupported};
+use crate::write::{EventSink, Options, Target, Writer, sessions_beside, unsupported};
 
 pub use columns::{event_schema, session_schema};
 
@@ -55,6 +56,10 @@ impl Writer for Parquet {
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
         parquet::open(target, options)
     }
+
+    fn side_files(&self, path: &Path, options: &Options) -> Vec<PathBuf> {
+        if options.partition_by.is_empty() { sessions_beside(path).into_iter().collect() } else { Vec::new() }
+    }
 }
 
 /// The Arrow IPC writer.
@@ -74,6 +79,10 @@ impl Writer for Arrow {
             return Err(unsupported("--partition-by", self.name()));
         }
         ipc::open(target)
+    }
+
+    fn side_files(&self, path: &Path, _options: &Options) -> Vec<PathBuf> {
+        sessions_beside(path).into_iter().collect()
     }
 }
 

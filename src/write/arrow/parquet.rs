@@ -15,7 +15,10 @@ use super::background::Background;
 use super::columns::{EventColumns, event_schema, metadata, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
-use crate::write::{AtomicFile, EventSink, Options, PartitionKey, Sessions, Target, beside, unsupported};
+use crate::write::{
+    AtomicFile, EventSink, Options, PartitionKey, Sessions, Target, is_directory_target, not_a_directory,
+    sessions_beside, unsupported,
+};
 
 /// Rows per row group.
 const ROW_GROUP_ROWS: usize = 128 * 1024;
@@ -70,10 +73,13 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> io::Result<Box<dyn Eve
             sessions_path: None,
         })),
         Target::Stream(_) => Err(unsupported("--partition-by without -o DIR", "parquet")),
+        Target::Path(path) if options.partition_by.is_empty() && is_directory_target(&path) => {
+            Err(not_a_directory(&path, "parquet"))
+        }
         Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
             events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.parallel)?),
             sessions: Sessions::default(),
-            sessions_path: Some(beside(&path, "sessions")),
+            sessions_path: sessions_beside(&path),
         })),
         Target::Path(root) => Ok(Box::new(Partitioned::new(root, options))),
     }
