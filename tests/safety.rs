@@ -111,3 +111,60 @@ fn columnar_outputs_to_a_device_or_a_directory_do_what_users_expect() {
         assert!(stderr(&out).contains("name a file"), "{format}: {}", stderr(&out));
     }
 }
+
+/// Runs `agentlog convert` over the samples of values that are JSON syntax but not valid data.
+fn convert_invalid_data(dir: &Path, args: &[&str]) -> Output {
+    let codex = sample("codex/invalid-json-data.jsonl");
+    let claude = sample("claude/invalid-json-data.jsonl");
+    let mut all = vec!["convert", codex.to_str().unwrap(), claude.to_str().unwrap()];
+    all.extend_from_slice(args);
+    agentlog(dir, &all)
+}
+
+// Issue 19, items 5 and 6: values nested 127 deep, lone surrogates, `1e400` and bare CRs in
+// values kept raw panicked (exit 70, nothing written) or were copied into output that
+// `agentlog validate`, Python's json, DuckDB and Polars reject.
+#[test]
+fn values_that_are_not_valid_json_data_are_repaired_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = convert_invalid_data(dir.path(), &[]);
+    assert_eq!(out.status.code(), Some(1), "warnings, not a failure: {}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 11, "every record kept");
+    for line in text.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(value.is_object());
+    }
+    assert!(text.contains(r#""\ufffd lone high half""#) && text.contains(r#""limit":"1e400""#), "{text}");
+    assert!(text.contains(r#""pair":"\ud83d\ude00""#), "a valid pair is kept as it was");
+    let errors = stderr(&out);
+    assert_eq!(errors.matches("agentlog::input::repaired_value").count(), 10, "{errors}");
+    // The column of a repair is where the value is in the line.
+    let claude = std::fs::read_to_string(sample("claude/invalid-json-data.jsonl")).unwrap();
+    let column = claude.lines().nth(2).unwrap().find(r"\ud800").unwrap() + 1;
+    assert!(errors.contains(&format!("invalid-json-data.jsonl:3:{column}]")), "{errors}");
+    std::fs::write(dir.path().join("out.jsonl"), &text).unwrap();
+    let check = agentlog(dir.path(), &["validate", "out.jsonl"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+}
+
+// Issue 19, item 6: `--to interchange` failed the whole document with exit 4.
+#[test]
+fn every_output_format_takes_repaired_values() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["-o", "out.json"][..],
+        &["-o", "sessions/", "--to", "interchange"],
+        &["-o", "out.parquet"],
+        &["-o", "out.arrow"],
+        &["-o", "ds", "--to", "parquet", "--partition-by", "agent,date"],
+    ] {
+        let out = convert_invalid_data(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+    }
+    let check = agentlog(dir.path(), &["validate", "out.json"]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let document: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(document["sessions"].as_array().unwrap().len(), 2);
+}

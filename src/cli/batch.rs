@@ -229,16 +229,31 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
         };
         dest.begin(name)?;
         let mut dest_error = None;
-        let result = reader.read(Input { name, bytes, shared: &mut shared }, &mut |event| {
-            dest.event(event).inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
-        });
+        // A bug met in one input fails that input only: the others still convert.
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            reader.read(Input { name, bytes, shared: &mut shared }, &mut |event| {
+                dest.event(event).inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
+            })
+        }));
         if let Some(e) = dest_error {
             return Err(e);
         }
-        let result = result.map_err(|source| CliError::Unreadable { path: name.to_owned(), source });
+        let result = match read {
+            Ok(result) => result.map_err(|source| CliError::Unreadable { path: name.to_owned(), source }),
+            Err(panic) => Err(CliError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
+        };
         dest.end(Outcome { name: name.to_owned(), result })?;
     }
     Ok(())
+}
+
+/// The message a panic carried.
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+        (Some(s), _) => (*s).to_owned(),
+        (_, Some(s)) => s.clone(),
+        _ => "a panic without a message".to_owned(),
+    }
 }
 
 fn failed(name: &str, error: CliError) -> Outcome {
@@ -819,6 +834,71 @@ mod tests {
     }
 
     const ENCODER: Encoder = |event, out| out.extend_from_slice(event.session_id.as_bytes());
+
+    /// A reader with a bug: it panics on every input.
+    struct Panics;
+
+    impl Reader for Panics {
+        fn name(&self) -> &'static str {
+            "panics"
+        }
+        fn agent(&self) -> Option<Agent> {
+            None
+        }
+        fn description(&self) -> &'static str {
+            "a reader that panics"
+        }
+        fn sniff(&self, _: &[serde_json::Value], _: &str) -> bool {
+            false
+        }
+        fn read(&self, _: Input<'_>, _: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
+            panic!("a broken invariant")
+        }
+    }
+
+    /// Records outcomes: the input's name and whether it converted.
+    #[derive(Default)]
+    struct Outcomes(Vec<(String, Result<u64, String>)>);
+
+    impl Destination for Outcomes {
+        fn begin(&mut self, _: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, _: Event) -> io::Result<()> {
+            Ok(())
+        }
+        fn end(&mut self, outcome: Outcome) -> io::Result<()> {
+            let result = outcome.result.map(|r| r.events).map_err(|e| e.to_string());
+            self.0.push((outcome.name, result));
+            Ok(())
+        }
+    }
+
+    // Issue 19, item 5: one input that trips a bug aborted the whole batch; now it fails alone.
+    #[test]
+    fn a_bug_met_in_one_input_fails_that_input_only() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/codex/tool-outputs.jsonl");
+        let item = |reader: &'static dyn Reader| Item {
+            spec: InputSpec::File(file.into()),
+            size: 0,
+            reader,
+            unchanged: false,
+        };
+        for readers in [1, 2] {
+            let groups: Vec<Group> = [item(&Panics), item(read::reader("codex").unwrap()), item(&Panics)]
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| Group { items: vec![item], key: i.to_string() })
+                .collect();
+            let mut outcomes = Outcomes::default();
+            run(&groups, &mut outcomes, readers, None).unwrap();
+            let results: Vec<_> = outcomes.0.iter().map(|(_, r)| r.clone()).collect();
+            assert_eq!(results.len(), 3, "{readers} readers");
+            assert!(matches!(&results[0], Err(e) if e.contains("a broken invariant")), "{results:?}");
+            assert!(matches!(results[1], Ok(n) if n > 0), "{results:?}");
+            assert!(results[2].is_err(), "{results:?}");
+        }
+    }
 
     #[test]
     fn messages_held_back_while_the_writer_is_busy_arrive_in_order() {

@@ -51,6 +51,8 @@ pub struct Totals {
     pub warnings: u64,
     /// Inputs that could not be read at all.
     pub failed: u64,
+    /// Inputs whose reading met a bug.
+    pub internal: u64,
     /// Input bytes read.
     pub bytes: u64,
 }
@@ -114,7 +116,7 @@ impl Destination for ToSink<'_, '_> {
             Ok(report) => {
                 self.totals.files += 1;
                 self.totals.events += report.events;
-                self.totals.warnings += report.diagnosed();
+                self.totals.warnings += report.warnings();
                 self.reporter.diagnostics(&outcome.name, &report.diagnostics);
                 if report.more_diagnostics > 0 {
                     self.reporter.info(&format!(
@@ -134,6 +136,7 @@ impl Destination for ToSink<'_, '_> {
             }
             Err(e) => {
                 self.totals.failed += 1;
+                self.totals.internal += u64::from(matches!(e, CliError::Internal { .. }));
                 self.reporter.error(e);
                 serde_json::json!({ "file": outcome.name, "status": "error", "error": e.to_string() })
             }
@@ -251,7 +254,9 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         elapsed,
         totals.bytes as f64 / 1e6 / elapsed.max(1e-9),
     ));
-    if totals.failed > 0 {
+    if totals.internal > 0 {
+        Exit::Internal
+    } else if totals.failed > 0 {
         Exit::Input
     } else if totals.warnings > 0 {
         Exit::Warnings

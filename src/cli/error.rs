@@ -69,6 +69,19 @@ pub enum CliError {
         format: String,
     },
 
+    /// A bug met while reading one input; the other inputs still convert.
+    #[error("internal error while reading {path}, this is a bug: {message}")]
+    #[diagnostic(
+        code(agentlog::internal),
+        help("please report it with the input that caused it; the other inputs were converted")
+    )]
+    Internal {
+        /// The input as given.
+        path: String,
+        /// What went wrong.
+        message: String,
+    },
+
     /// The output cannot be created or written.
     #[error("cannot write {path}: {source}")]
     #[diagnostic(code(agentlog::output::failed))]

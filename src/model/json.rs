@@ -1,5 +1,12 @@
 //! [`Json`]: a JSON value carried through unchanged, as compact single-line text.
+//!
+//! Raw text copied from an input is JSON *syntax*, but not always JSON *data* that every
+//! consumer accepts: serde_json copies a value it does not decode without checking its escapes,
+//! its numbers' range or its depth. A [`Json`] is always both: a value that is not is repaired
+//! when it is kept (see [`Repair`]), and each repair is noted for the line being read
+//! ([`take_repairs`]).
 
+use std::cell::RefCell;
 use std::fmt;
 
 use serde::de::Error as _;
@@ -8,11 +15,62 @@ use serde_json::value::RawValue;
 
 /// A JSON value kept as its compact source text (tool inputs, structured results, raw records).
 ///
-/// The text is copied from the source as-is when it is already on one line, so numbers, key
-/// order and escapes survive byte for byte; a value spread over several lines is re-serialised
-/// compactly, so it never breaks a JSONL line.
+/// The text is copied from the source as-is when it is already compact, valid JSON data on one
+/// line, so numbers, key order and escapes survive byte for byte; a value spread over several
+/// lines is compacted, and a value that is not valid data is repaired ([`Repair`]), so it never
+/// breaks a JSONL line nor a consumer.
 #[derive(Clone)]
 pub struct Json(Box<RawValue>);
+
+/// Deepest nesting of arrays and objects a [`Json`] keeps; deeper values are kept as a string
+/// of their text. Well under serde_json's limit of 128, which also counts the event around it.
+pub const MAX_DEPTH: usize = 100;
+
+/// A change made to a value so that it is valid JSON data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repair {
+    /// A `\uD800`–`\uDFFF` escape not part of a surrogate pair, written as U+FFFD.
+    LoneSurrogate,
+    /// A number beyond the range of a 64-bit float (`1e400`), written as a string of its text.
+    NumberOutOfRange,
+    /// Arrays or objects nested deeper than [`MAX_DEPTH`], written as a string of their text.
+    TooDeep,
+}
+
+impl Repair {
+    /// One line for a diagnostic.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Repair::LoneSurrogate => "a lone surrogate escape was written as U+FFFD",
+            Repair::NumberOutOfRange => "a number beyond the range of a 64-bit float was written as a string",
+            Repair::TooDeep => "a value nested more than 100 levels deep was written as a string of its text",
+        }
+    }
+}
+
+/// A repair made while a line was read: what, and where (the address of the offending byte).
+#[derive(Debug, Clone, Copy)]
+pub struct Noted {
+    /// What was changed.
+    pub repair: Repair,
+    /// Address of the offending byte in memory; the line loop turns it into a column.
+    pub at: usize,
+}
+
+thread_local! {
+    /// Repairs made on this thread since [`take_repairs`] last ran. A line is read on one
+    /// thread from start to end, so the line loop takes them after each line.
+    static REPAIRS: RefCell<Vec<Noted>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The repairs made on this thread since the last call, oldest first.
+pub fn take_repairs() -> Vec<Noted> {
+    REPAIRS.with(|r| std::mem::take(&mut *r.borrow_mut()))
+}
+
+fn note(repair: Repair, at: *const u8) {
+    REPAIRS.with(|r| r.borrow_mut().push(Noted { repair, at: at as usize }));
+}
 
 impl Json {
     /// Parses `text` as one JSON value and keeps it.
@@ -24,21 +82,33 @@ impl Json {
         Ok(Self::from_raw(raw))
     }
 
-    /// Keeps an already parsed raw value, compacting it when it spans several lines.
+    /// Keeps an already parsed raw value, compacting it when it spans several lines and
+    /// repairing it when it is not valid JSON data.
     pub fn from_raw(raw: &RawValue) -> Self {
-        // A raw newline byte can only be insignificant whitespace: newlines inside JSON strings
-        // are always escaped. Such text (pretty-printed sources) is re-serialised compactly.
-        if has_line_break(raw.get()) {
-            let value: serde_json::Value = serde_json::from_str(raw.get()).expect("a RawValue is valid JSON");
-            return Self::from_value(&value);
-        }
         // Parsed raw values hold no surrounding whitespace, and copying one does not re-parse it.
-        Json(raw.to_owned())
+        if !needs_rewrite(raw.get()) {
+            return Json(raw.to_owned());
+        }
+        Json::rewritten(raw.get())
+    }
+
+    /// Keeps compact, valid JSON data as it is, else rewrites it.
+    fn from_boxed(raw: Box<RawValue>) -> Self {
+        if !needs_rewrite(raw.get()) {
+            return Json(raw);
+        }
+        Json::rewritten(raw.get())
+    }
+
+    fn rewritten(text: &str) -> Self {
+        let mut out = String::with_capacity(text.len());
+        rewrite(text, MAX_DEPTH, &mut out);
+        Json(RawValue::from_string(out).expect("rewritten JSON is valid"))
     }
 
     /// Serialises any value into a [`Json`].
     pub fn from_value<T: Serialize + ?Sized>(value: &T) -> Self {
-        Json(serde_json::value::to_raw_value(value).expect("serialising to a string cannot fail"))
+        Json::from_boxed(serde_json::value::to_raw_value(value).expect("serialising to a string cannot fail"))
     }
 
     /// The compact JSON text.
@@ -48,8 +118,160 @@ impl Json {
 
     /// Parses the text into a [`serde_json::Value`].
     pub fn to_value(&self) -> serde_json::Value {
-        serde_json::from_str(self.get()).expect("a Json holds valid JSON")
+        serde_json::from_str(self.get()).expect("a Json holds valid JSON data")
     }
+}
+
+/// Whether `text` may hold a line break, an escape of a lone surrogate, a number out of range or
+/// deep nesting: a cheap test that may say yes for valid compact text, never no for invalid.
+fn needs_rewrite(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    has_line_break(text)
+        || memchr::memmem::find_iter(bytes, b"\\u").any(|at| is_surrogate_escape(&bytes[at..]))
+        || may_overflow(bytes)
+        || memchr::memchr2_iter(b'[', b'{', bytes).nth(MAX_DEPTH).is_some()
+}
+
+/// Whether `at` starts a `\uD800`–`\uDFFF` escape.
+fn is_surrogate_escape(at: &[u8]) -> bool {
+    matches!(at.get(2), Some(b'd' | b'D')) && matches!(at.get(3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
+}
+
+/// Whether `bytes` may hold a number out of a 64-bit float's range: one with a three-digit
+/// exponent, or a run of at least 309 digits (which holds 32 aligned digits in a row).
+fn may_overflow(bytes: &[u8]) -> bool {
+    let exponent = memchr::memchr2_iter(b'e', b'E', bytes).any(|at| {
+        at > 0 && matches!(bytes[at - 1], b'0'..=b'9' | b'.') && {
+            let rest = &bytes[at + 1..];
+            let rest = rest.strip_prefix(b"+").or_else(|| rest.strip_prefix(b"-")).unwrap_or(rest);
+            rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit)
+        }
+    });
+    exponent || (bytes.len() >= 309 && bytes.chunks_exact(32).any(|c| c.iter().all(u8::is_ascii_digit)))
+}
+
+/// Writes `text`, one valid JSON value, to `out` without insignificant whitespace, with lone
+/// surrogate escapes as `\ufffd`, numbers out of range as strings, and values nested deeper than
+/// `max_depth` as strings of their text; notes each repair. Iterative: any depth is safe.
+fn rewrite(text: &str, max_depth: usize, out: &mut String) {
+    let bytes = text.as_bytes();
+    let mut depth = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b' ' | b'\t' | b'\n' | b'\r' => i += 1,
+            b'"' => i = copy_string(text, i, out),
+            b'{' | b'[' if depth == max_depth => {
+                let end = value_end(bytes, i);
+                note(Repair::TooDeep, bytes[i..].as_ptr());
+                let mut inner = String::with_capacity(end - i);
+                rewrite(&text[i..end], usize::MAX, &mut inner);
+                out.push_str(&serde_json::to_string(&inner).expect("a string serialises"));
+                i = end;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                out.push(bytes[i] as char);
+                i += 1;
+            }
+            b'}' | b']' => {
+                depth -= 1;
+                out.push(bytes[i] as char);
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let end = i + bytes[i..]
+                    .iter()
+                    .take_while(|b| matches!(b, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                    .count();
+                let number = &text[i..end];
+                if number.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    note(Repair::NumberOutOfRange, bytes[i..].as_ptr());
+                    out.push('"');
+                    out.push_str(number);
+                    out.push('"');
+                } else {
+                    out.push_str(number);
+                }
+                i = end;
+            }
+            _ => {
+                // `,`, `:` and the letters of true, false and null: ASCII, copied as they are.
+                let end = i + bytes[i..].iter().take_while(|b| b.is_ascii_alphabetic()).count().max(1);
+                out.push_str(&text[i..end]);
+                i = end;
+            }
+        }
+    }
+}
+
+/// Copies the JSON string starting at `start` (its opening quote) to `out`, lone surrogate
+/// escapes replaced; the offset just past it.
+fn copy_string(text: &str, start: usize, out: &mut String) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start + 1;
+    let mut copied = start;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => break,
+            b'\\' if bytes.get(i + 1) == Some(&b'u') => {
+                let unit = hex4(bytes, i + 2);
+                let paired = match unit {
+                    Some(0xD800..=0xDBFF) => {
+                        bytes.get(i + 6) == Some(&b'\\')
+                            && bytes.get(i + 7) == Some(&b'u')
+                            && matches!(hex4(bytes, i + 8), Some(0xDC00..=0xDFFF))
+                    }
+                    Some(0xDC00..=0xDFFF) => false,
+                    _ => true,
+                };
+                if paired {
+                    i += if matches!(unit, Some(0xD800..=0xDBFF)) { 12 } else { 6 };
+                } else {
+                    note(Repair::LoneSurrogate, bytes[i..].as_ptr());
+                    out.push_str(&text[copied..i]);
+                    out.push_str("\\ufffd");
+                    i += 6;
+                    copied = i;
+                }
+            }
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+    let end = (i + 1).min(bytes.len());
+    out.push_str(&text[copied..end]);
+    end
+}
+
+/// The four hex digits at `at` as a number.
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
+/// The offset just past the array or object starting at `start`.
+fn value_end(bytes: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = start;
+    let mut in_string = false;
+    while i < bytes.len() {
+        match (in_string, bytes[i]) {
+            (true, b'\\') => i += 1,
+            (true, b'"') => in_string = false,
+            (false, b'"') => in_string = true,
+            (false, b'{' | b'[') => depth += 1,
+            (false, b'}' | b']') => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
 }
 
 /// Whether `text` holds a line break.
@@ -86,13 +308,10 @@ impl Serialize for Json {
 impl<'de> Deserialize<'de> for Json {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
-        if has_line_break(raw.get()) {
-            return Ok(Json::from_raw(&raw));
-        }
         if raw.get().is_empty() {
             return Err(D::Error::custom("expected a JSON value"));
         }
-        Ok(Json(raw))
+        Ok(Json::from_boxed(raw))
     }
 }
 
@@ -116,6 +335,57 @@ mod tests {
     fn surrounding_whitespace_is_not_kept() {
         assert_eq!(Json::parse(" \t{\"a\": 1} \t").unwrap().get(), r#"{"a": 1}"#);
         assert_eq!(Json::parse(" [1,\n2] ").unwrap().get(), "[1,2]");
+    }
+
+    /// The repairs noted for `text`, and what it is kept as.
+    fn kept(text: &str) -> (String, Vec<Repair>) {
+        take_repairs();
+        let json = Json::parse(text).unwrap();
+        let repairs = take_repairs().into_iter().map(|n| n.repair).collect();
+        (json.get().to_owned(), repairs)
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character_and_pairs_stay() {
+        assert_eq!(kept(r#"["\ud83d\ude00","\u00e9"]"#), (r#"["\ud83d\ude00","\u00e9"]"#.into(), vec![]));
+        let (text, repairs) = kept(r#"{"a":"x\ud800y","b":"\uDC00","c":"\ud800\ud800\udc00"}"#);
+        assert_eq!(text, r#"{"a":"x\ufffdy","b":"\ufffd","c":"\ufffd\ud800\udc00"}"#);
+        assert_eq!(repairs, [Repair::LoneSurrogate; 3]);
+        assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+    }
+
+    #[test]
+    fn numbers_beyond_a_float_become_strings_and_others_stay() {
+        let wide = "9".repeat(400);
+        let (text, repairs) = kept(&format!(r#"[1e400,-1E+999,{wide},1e-400,1e308,12345678901234567890,"1e400"]"#));
+        assert_eq!(text, format!(r#"["1e400","-1E+999","{wide}",1e-400,1e308,12345678901234567890,"1e400"]"#));
+        assert_eq!(repairs, [Repair::NumberOutOfRange; 3]);
+    }
+
+    #[test]
+    fn any_depth_is_kept_without_a_panic() {
+        for depth in [MAX_DEPTH, MAX_DEPTH + 1, 127, 100_000] {
+            let text = format!("{}{}{}", "[".repeat(depth), "\"\\ud800\"", "]".repeat(depth));
+            let (kept, repairs) = kept(&text);
+            let value: serde_json::Value = serde_json::from_str(&kept).unwrap();
+            assert_eq!(repairs.contains(&Repair::TooDeep), depth > MAX_DEPTH, "{depth}");
+            assert!(repairs.contains(&Repair::LoneSurrogate), "{depth}");
+            if depth > MAX_DEPTH {
+                // The part too deep is a string of its text, which is itself valid JSON.
+                let mut inner = &value;
+                for _ in 0..MAX_DEPTH {
+                    inner = &inner[0];
+                }
+                let deeper: serde_json::Value =
+                    serde_json::from_str(inner.as_str().unwrap()).unwrap_or(serde_json::Value::Null);
+                assert!(depth >= 128 || deeper.is_array(), "{depth}");
+            }
+        }
+    }
+
+    #[test]
+    fn bare_carriage_returns_between_values_are_dropped() {
+        assert_eq!(kept("{\"a\":\r[1,\r\n2],\"b\":\"\\r\"}").0, r#"{"a":[1,2],"b":"\r"}"#);
     }
 
     #[test]

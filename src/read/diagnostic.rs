@@ -87,6 +87,18 @@ impl Problem {
         }
     }
 
+    /// A value of a line that was changed so that the output is valid JSON data; the line was
+    /// still mapped.
+    pub fn repaired(what: &str, column: usize) -> Self {
+        Problem {
+            code: "agentlog::input::repaired_value",
+            message: format!("invalid JSON data: {what}"),
+            column,
+            help: Some("the record was kept; only this value was changed"),
+            is_error: false,
+        }
+    }
+
     /// Marks the problem as found on a last line without a line ending: a cut-off write.
     pub fn at_end_of_input(self) -> Self {
         if self.code != "agentlog::input::invalid_json" {
@@ -110,6 +122,8 @@ pub struct InputDiagnostic {
     pub line: u64,
     /// What is wrong.
     pub problem: Problem,
+    /// Whether the line was skipped; false when it was mapped with a value changed.
+    pub skipped: bool,
     window: Window,
 }
 
@@ -117,7 +131,12 @@ impl InputDiagnostic {
     /// A diagnostic for line `line` of `file`, whose text is `text`.
     pub fn new(file: &str, line: u64, text: &str, problem: Problem) -> Self {
         let window = Window::around(file, line, text, problem.column);
-        InputDiagnostic { file: file.to_owned(), line, problem, window }
+        InputDiagnostic { file: file.to_owned(), line, problem, skipped: true, window }
+    }
+
+    /// Marks the line as mapped in spite of the problem.
+    pub fn kept(self) -> Self {
+        InputDiagnostic { skipped: false, ..self }
     }
 
     /// 1-based byte column of the problem.

@@ -108,11 +108,15 @@ pub struct ReadReport {
     pub lines: u64,
     /// Lines that became events.
     pub lines_mapped: u64,
+    /// Lines that could not be mapped: each has one diagnostic (kept in `diagnostics`, or only
+    /// counted in `more_diagnostics`).
+    pub lines_diagnosed: u64,
     /// Events produced.
     pub events: u64,
-    /// One diagnostic per line that could not be mapped, the first [`MAX_DIAGNOSTICS`] of them.
+    /// The first [`MAX_DIAGNOSTICS`] diagnostics: one per line that could not be mapped, and
+    /// one per value changed in a line that was (see [`InputDiagnostic::skipped`]).
     pub diagnostics: Vec<InputDiagnostic>,
-    /// Lines that could not be mapped beyond those in `diagnostics`.
+    /// Diagnostics beyond those in `diagnostics`, only counted.
     pub more_diagnostics: u64,
 }
 
@@ -121,9 +125,37 @@ pub struct ReadReport {
 pub const MAX_DIAGNOSTICS: usize = 1000;
 
 impl ReadReport {
-    /// Lines that could not be mapped, kept or only counted.
+    /// Lines that could not be mapped.
     pub fn diagnosed(&self) -> u64 {
+        self.lines_diagnosed
+    }
+
+    /// Every diagnostic, kept or only counted: skipped lines and changed values.
+    pub fn warnings(&self) -> u64 {
         self.diagnostics.len() as u64 + self.more_diagnostics
+    }
+
+    /// Keeps a diagnostic for each value repaired on this thread while the whole document
+    /// `text` of input `name` was read, at its line and column.
+    pub(crate) fn note_repairs_in_document(&mut self, name: &str, text: &str) {
+        let start = text.as_ptr() as usize;
+        for noted in crate::model::take_repairs() {
+            let at = noted.at.checked_sub(start).filter(|at| *at < text.len()).unwrap_or(0);
+            let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            let number = text[..at].matches('\n').count() as u64 + 1;
+            let problem = Problem::repaired(noted.repair.describe(), at - line_start);
+            self.push(|| InputDiagnostic::new(name, number, &text[line_start..line_end], problem).kept());
+        }
+    }
+
+    /// Keeps a diagnostic, or counts it once [`MAX_DIAGNOSTICS`] are kept.
+    fn push(&mut self, make: impl FnOnce() -> InputDiagnostic) {
+        if self.diagnostics.len() >= MAX_DIAGNOSTICS {
+            self.more_diagnostics += 1;
+        } else {
+            self.diagnostics.push(make());
+        }
     }
 }
 
@@ -338,7 +370,7 @@ impl Lines<'_> {
         mapper: &mut dyn LineMapper<P::Parsed>,
         out: &mut Emitter<'_>,
     ) -> io::Result<()> {
-        type Parsed<T> = std::thread::Result<Vec<Result<T, Problem>>>;
+        type Parsed<T> = std::thread::Result<Vec<(Result<T, Problem>, Vec<Problem>)>>;
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
         let mut buf = Vec::new();
         loop {
@@ -361,17 +393,20 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
-                let parsed = parse_line(parser, &line, content);
-                if let Some(parsed) = self.account(&line, content, parsed) {
+                let (parsed, repairs) = parse_line(parser, &line, content);
+                if let Some(parsed) = self.account(&line, content, parsed, repairs) {
                     mapper.map(parsed, out)?;
+                    self.note_repairs(&line, content, repairs_in(content));
                 }
                 continue;
             };
             let (chunk, parsed) = from.recv().map_err(|_| io::Error::other("a parsing thread stopped"))?;
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            for (line, parsed) in chunk.lines.iter().zip(parsed) {
-                if let Some(parsed) = self.account(line, &chunk.text[line.range.clone()], parsed) {
+            for (line, (parsed, repairs)) in chunk.lines.iter().zip(parsed) {
+                let content = &chunk.text[line.range.clone()];
+                if let Some(parsed) = self.account(line, content, parsed, repairs) {
                     mapper.map(parsed, out)?;
+                    self.note_repairs(line, content, repairs_in(content));
                 }
             }
             let mut text = chunk.text;
@@ -419,34 +454,71 @@ impl Lines<'_> {
         Ok(None)
     }
 
-    /// Counts one parsed line; keeps its diagnostic if it failed.
-    fn account<T>(&mut self, line: &ChunkLine, content: &[u8], parsed: Result<T, Problem>) -> Option<T> {
-        let report = &mut self.report;
-        report.lines += 1;
+    /// Counts one parsed line; keeps its diagnostic if it failed, and the diagnostics of the
+    /// values repaired in it if it did not.
+    fn account<T>(
+        &mut self,
+        line: &ChunkLine,
+        content: &[u8],
+        parsed: Result<T, Problem>,
+        repairs: Vec<Problem>,
+    ) -> Option<T> {
+        self.report.lines += 1;
         match parsed {
             Ok(parsed) => {
-                report.lines_mapped += 1;
+                self.report.lines_mapped += 1;
+                self.note_repairs(line, content, repairs);
                 Some(parsed)
             }
-            Err(_) if report.diagnostics.len() >= MAX_DIAGNOSTICS => {
-                report.more_diagnostics += 1;
-                None
-            }
             Err(p) => {
+                self.report.lines_diagnosed += 1;
                 let p = if line.terminated { p } else { p.at_end_of_input() };
-                let text = String::from_utf8_lossy(content);
-                report.diagnostics.push(InputDiagnostic::new(self.name, line.number, &text, p));
+                self.report.push(|| InputDiagnostic::new(self.name, line.number, &String::from_utf8_lossy(content), p));
                 None
             }
         }
     }
+
+    /// Keeps a diagnostic for each value changed in a mapped line.
+    fn note_repairs(&mut self, line: &ChunkLine, content: &[u8], repairs: Vec<Problem>) {
+        for p in repairs {
+            let text = String::from_utf8_lossy(content);
+            self.report.push(|| InputDiagnostic::new(self.name, line.number, &text, p).kept());
+        }
+    }
 }
 
-fn parse_line<P: LineParser>(parser: &P, line: &ChunkLine, content: &[u8]) -> Result<P::Parsed, Problem> {
-    match simdutf8::compat::from_utf8(content) {
+/// Parses one line; also gives a problem for each value repaired while it was parsed.
+fn parse_line<P: LineParser>(
+    parser: &P,
+    line: &ChunkLine,
+    content: &[u8],
+) -> (Result<P::Parsed, Problem>, Vec<Problem>) {
+    crate::model::take_repairs();
+    let parsed = match simdutf8::compat::from_utf8(content) {
         Err(e) => Err(Problem::invalid_utf8(e.valid_up_to())),
         Ok(text) => parser.parse(Line { number: line.number, offset: line.offset, text }),
+    };
+    (parsed, repairs_in(content))
+}
+
+/// The values repaired on this thread since the last call, as problems of the line `content`,
+/// each once: a value copied again (from a copy outside the line) is not reported twice.
+fn repairs_in(content: &[u8]) -> Vec<Problem> {
+    let start = content.as_ptr() as usize;
+    let mut found: Vec<(crate::model::Repair, Option<usize>)> = Vec::new();
+    for noted in crate::model::take_repairs() {
+        let column = noted.at.checked_sub(start).filter(|c| *c < content.len());
+        if !found.contains(&(noted.repair, column)) {
+            found.push((noted.repair, column));
+        }
     }
+    let located = |repair| found.iter().any(|(r, c)| *r == repair && c.is_some());
+    found
+        .iter()
+        .filter(|(repair, column)| column.is_some() || !located(*repair))
+        .map(|(repair, column)| Problem::repaired(repair.describe(), column.unwrap_or(0)))
+        .collect()
 }
 
 /// Appends the next line of `bytes` to `buf`, its `\n` included; the bytes read, 0 at the end.

@@ -58,6 +58,11 @@ def main():
     for name, typ in {"timestamp": "TIMESTAMP WITH TIME ZONE", "tool_input": "JSON", "data": "JSON", "kind": "VARCHAR"}.items():
         if types[name] != typ:
             fail(f"DuckDB reads {name} as {types[name]}, expected {typ}")
+    # Every value of every column, JSON columns parsed: DuckDB rejects invalid JSON data there.
+    rows = con.sql("SELECT *, json_type(tool_input), json_type(data), json_type(extra), json_type(tool_result) "
+                   "FROM read_parquet(?)", params=[str(d / "events.parquet")]).fetchall()
+    if len(rows) != len(lines):
+        fail(f"DuckDB reads {len(rows)} rows, {len(lines)} unified lines")
     sessions = con.sql("SELECT count(*) FROM read_parquet(?)", params=[str(d / "events.sessions.parquet")]).fetchall()[0][0]
     if sessions == 0:
         fail("no sessions")

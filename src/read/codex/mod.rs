@@ -69,9 +69,13 @@ impl Reader for Codex {
         bytes.read_to_end(&mut text)?;
         if let Ok(text) = std::str::from_utf8(&text) {
             let mut emitter = Emitter::new(Agent::Codex, name, out);
+            crate::model::take_repairs();
             if mapper.document(text, &mut emitter)?.is_some() {
                 let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
-                return Ok(ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() });
+                let mut report =
+                    ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() };
+                report.note_repairs_in_document(name, text);
+                return Ok(report);
             }
         }
         // Not a valid document after all: every line gets its own verdict.

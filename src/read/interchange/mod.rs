@@ -63,6 +63,7 @@ impl Reader for Interchange {
                 ReadReport {
                     lines,
                     lines_mapped: lines - 1,
+                    lines_diagnosed: 1,
                     events,
                     diagnostics: vec![diagnostic],
                     more_diagnostics: 0,
