@@ -168,3 +168,96 @@ fn every_output_format_takes_repaired_values() {
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("out.json")).unwrap()).unwrap();
     assert_eq!(document["sessions"].as_array().unwrap().len(), 2);
 }
+
+/// The 1-based column of the first `needle` in line `n` (1-based) of a sample, found
+/// independently of agentlog.
+fn column_of(rel: &str, n: usize, needle: &str) -> usize {
+    let text = std::fs::read_to_string(sample(rel)).unwrap();
+    text.lines().nth(n - 1).unwrap().find(needle).unwrap() + 1
+}
+
+// Issue 19, item 7: a byte-order mark dropped the first record; `1e400`, `-1`, `"5"` or `{}` as
+// a token count dropped the assistant's text with it; a lone surrogate in typed text dropped the
+// record with a column at the start of `message`.
+#[test]
+fn one_bad_field_is_reported_and_the_rest_of_the_record_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample("claude/invalid-fields.jsonl");
+    let out = agentlog(dir.path(), &["convert", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    for said in ["Summarise the log.", "Answer 0.", "Answer 1.", "Answer 2.", "Answer 3.", "a lone \u{fffd} half"] {
+        assert!(text.contains(&format!("\"text\":\"{said}\"")), "{said} is lost");
+    }
+    let errors = stderr(&out);
+    let rel = "claude/invalid-fields.jsonl";
+    for (line, found) in [(2, "1e400"), (3, "-1"), (4, "\"5\""), (5, "{}")] {
+        let column = column_of(rel, line, &format!("\"input_tokens\":{found}")) + "\"input_tokens\":".len();
+        let message = format!(
+            "line {line}: expected a token count (a whole number from 0 to 9223372036854775807) at message.usage.input_tokens, but found `{found}`"
+        );
+        assert!(errors.contains(&message), "{message}\n{errors}");
+        assert!(
+            errors.contains(&format!("invalid-fields.jsonl:{line}:{column}]")),
+            "line {line} column {column}\n{errors}"
+        );
+    }
+    let column = column_of(rel, 6, r"\ud800");
+    assert!(errors.contains(&format!("invalid-fields.jsonl:6:{column}]")), "{errors}");
+    assert!(errors.contains("line 6: invalid JSON data at message.content"), "{errors}");
+    // Every line is accounted: nine records, nothing skipped.
+    assert!(!errors.contains("was skipped"), "{errors}");
+}
+
+// Issue 19, item 7: a byte-order mark before a Codex `session_meta` hid the session header and
+// the format; a token count of the wrong kind dropped the whole `token_count` row silently.
+#[test]
+fn a_byte_order_mark_and_bad_token_counts_lose_no_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample("codex/invalid-token-counts.jsonl");
+    let out = agentlog(dir.path(), &["convert", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout.clone()).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.iter().all(|l| l["session_id"] == "0a0e0000-0000-7000-8000-000000000e0d"), "the header was read");
+    assert_eq!(lines[0]["payload"]["meta_type"], "session_start");
+    let totals: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["payload"]["meta_type"] == "usage")
+        .map(|l| l["payload"]["usage"]["total_tokens"].as_u64().unwrap())
+        .collect();
+    // Rows 6 and 7 hold a bad counter and count nothing; row 8's delta covers them: the totals
+    // add up to the last cumulative total, 440.
+    assert_eq!(totals, [110, 330]);
+    let errors = stderr(&out);
+    assert_eq!(errors.matches("agentlog::input::invalid_field").count(), 2, "{errors}");
+    assert!(errors.contains("at payload.info.total_token_usage.input_tokens, but found `\"250\"`"), "{errors}");
+    assert!(errors.contains("at payload.info.total_token_usage.cached_input_tokens, but found `1e400`"), "{errors}");
+}
+
+// Issue 19, item 8: counts near 2^63/2^64 wrapped in `total_tokens` and in session totals.
+#[test]
+fn token_counts_never_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample("claude/invalid-fields.jsonl");
+    let out = agentlog(dir.path(), &["convert", file.to_str().unwrap(), "--to", "interchange"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let session = &document["sessions"][0];
+    let usage = &session["session"]["usage"];
+    let max = i64::MAX as u64;
+    assert_eq!(usage["input_tokens"].as_u64(), Some(max), "held at the largest count: {usage}");
+    assert_eq!(usage["total_tokens"].as_u64(), Some(7 * 4 + 3), "the huge response has no total: {usage}");
+    let diagnostics = session["session"]["diagnostics"].to_string();
+    assert!(diagnostics.contains("agentlog::usage::total_overflow"), "{diagnostics}");
+    for event in session["events"].as_array().unwrap() {
+        if let Some(total) = event["payload"]["usage"]["total_tokens"].as_u64() {
+            assert!(total <= max, "{event}");
+        }
+    }
+    let errors = stderr(&out);
+    assert!(
+        errors.contains("line 7: expected token counts that add up to at most 9223372036854775807 at message.usage"),
+        "{errors}"
+    );
+}

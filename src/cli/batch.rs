@@ -62,7 +62,8 @@ pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufR
         if bytes.read_until(b'\n', &mut head)? == 0 {
             break;
         }
-        let line = String::from_utf8_lossy(&head[start..]).trim().to_owned();
+        let line = String::from_utf8_lossy(&head[start..]);
+        let line = line.trim().trim_start_matches('\u{feff}').to_owned();
         if line.is_empty() {
             continue;
         }

@@ -65,7 +65,12 @@ thread_local! {
 
 /// The repairs made on this thread since the last call, oldest first.
 pub fn take_repairs() -> Vec<Noted> {
-    REPAIRS.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    REPAIRS.with(|r| if r.borrow().is_empty() { Vec::new() } else { std::mem::take(&mut *r.borrow_mut()) })
+}
+
+/// Whether repairs were made on this thread since [`take_repairs`] last ran.
+pub fn has_repairs() -> bool {
+    REPAIRS.with(|r| !r.borrow().is_empty())
 }
 
 fn note(repair: Repair, at: *const u8) {
@@ -107,7 +112,17 @@ impl Json {
     }
 
     /// Serialises any value into a [`Json`].
+    ///
+    /// Rust values serialise to valid JSON data, and so do [`Json`] values inside them; raw
+    /// text copied from an input inside `value` is checked and repaired as [`Json::from_raw`]
+    /// does only with [`Json::from_value_of_raw`].
     pub fn from_value<T: Serialize + ?Sized>(value: &T) -> Self {
+        Json(serde_json::value::to_raw_value(value).expect("serialising to a string cannot fail"))
+    }
+
+    /// Serialises a value that holds raw text copied from an input, checking and repairing the
+    /// result as [`Json::from_raw`] does.
+    pub fn from_value_of_raw<T: Serialize + ?Sized>(value: &T) -> Self {
         Json::from_boxed(serde_json::value::to_raw_value(value).expect("serialising to a string cannot fail"))
     }
 
@@ -122,32 +137,168 @@ impl Json {
     }
 }
 
-/// Whether `text` may hold a line break, an escape of a lone surrogate, a number out of range or
-/// deep nesting: a cheap test that may say yes for valid compact text, never no for invalid.
+/// `text`, one valid JSON value, rewritten as [`Json`] keeps values (compact, lone surrogates
+/// replaced, numbers out of range and values too deep as strings), with each repair noted;
+/// `None` when a cheap test finds nothing to change.
+pub fn repair_text(text: &str) -> Option<String> {
+    if !needs_rewrite(text) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    rewrite(text, MAX_DEPTH, &mut out);
+    Some(out)
+}
+
+/// Whether `text`, one valid JSON value, may hold a line break between tokens, an escape of a
+/// lone surrogate, a number out of a 64-bit float's range or nesting past [`MAX_DEPTH`]: a
+/// test that may say yes for valid compact text, never no for invalid.
+///
+/// One branch-free pass over fixed blocks, which the compiler vectorises, looks at every byte
+/// (strings included) for a line break (never valid inside a string), the start of a surrogate
+/// escape (`\\ud`), an `e` followed by three digits (or `+` and two), and counts brackets. Only
+/// what it finds is looked at closely.
 fn needs_rewrite(text: &str) -> bool {
     let bytes = text.as_bytes();
-    has_line_break(text)
-        || memchr::memmem::find_iter(bytes, b"\\u").any(|at| is_surrogate_escape(&bytes[at..]))
-        || may_overflow(bytes)
-        || memchr::memchr2_iter(b'[', b'{', bytes).nth(MAX_DEPTH).is_some()
-}
-
-/// Whether `at` starts a `\uD800`–`\uDFFF` escape.
-fn is_surrogate_escape(at: &[u8]) -> bool {
-    matches!(at.get(2), Some(b'd' | b'D')) && matches!(at.get(3), Some(b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
-}
-
-/// Whether `bytes` may hold a number out of a 64-bit float's range: one with a three-digit
-/// exponent, or a run of at least 309 digits (which holds 32 aligned digits in a row).
-fn may_overflow(bytes: &[u8]) -> bool {
-    let exponent = memchr::memchr2_iter(b'e', b'E', bytes).any(|at| {
-        at > 0 && matches!(bytes[at - 1], b'0'..=b'9' | b'.') && {
-            let rest = &bytes[at + 1..];
-            let rest = rest.strip_prefix(b"+").or_else(|| rest.strip_prefix(b"-")).unwrap_or(rest);
-            rest.len() >= 3 && rest[..3].iter().all(u8::is_ascii_digit)
+    let mut brackets = 0usize;
+    let mut start = 0;
+    while start < bytes.len() {
+        let end = (start + BLOCK).min(bytes.len());
+        // Each block is read with the three bytes after it; the last one is padded with spaces.
+        let mut padded = [b' '; BLOCK + 3];
+        let window: &[u8] = match bytes.get(start..end + 3) {
+            Some(window) if end - start == BLOCK => window,
+            _ => {
+                let rest = &bytes[start..];
+                let n = rest.len().min(BLOCK + 3);
+                padded[..n].copy_from_slice(&rest[..n]);
+                &padded
+            }
+        };
+        let scan = Scan::of(window);
+        brackets += usize::from(scan.brackets);
+        if scan.line_break != 0 {
+            return true;
         }
-    });
-    exponent || (bytes.len() >= 309 && bytes.chunks_exact(32).any(|c| c.iter().all(u8::is_ascii_digit)))
+        if scan.surrogate != 0
+            && memchr::memchr_iter(b'\\', &bytes[start..end]).any(|i| is_lone_surrogate(bytes, start + i))
+        {
+            return true;
+        }
+        if scan.exponent != 0 && has_long_exponent(bytes, start, end) {
+            return true;
+        }
+        start = end;
+    }
+    (brackets > MAX_DEPTH && is_too_deep(bytes))
+        || (bytes.len() >= 200 && bytes.chunks_exact(32).any(|c| c.iter().all(u8::is_ascii_digit)))
+}
+
+/// What one block of a value holds, as [`needs_rewrite`] looks for it.
+struct Scan {
+    line_break: u8,
+    surrogate: u8,
+    exponent: u8,
+    brackets: u8,
+}
+
+impl Scan {
+    /// Scans the first [`BLOCK`] bytes of `window`, which holds three more after them.
+    #[inline(always)]
+    fn of(window: &[u8]) -> Scan {
+        let digit = |b: u8| u8::from(b.wrapping_sub(b'0') < 10);
+        let (b0, b1, b2, b3) = (&window[..BLOCK], &window[1..=BLOCK], &window[2..BLOCK + 2], &window[3..BLOCK + 3]);
+        let mut scan = Scan { line_break: 0, surrogate: 0, exponent: 0, brackets: 0 };
+        for i in 0..BLOCK {
+            let (a, b, c, d) = (b0[i], b1[i], b2[i], b3[i]);
+            scan.line_break |= u8::from(a == b'\n') | u8::from(a == b'\r');
+            scan.surrogate |= u8::from(a == b'\\') & u8::from(b == b'u') & u8::from(c | 0x20 == b'd');
+            scan.exponent |= u8::from(a | 0x20 == b'e') & (digit(b) | u8::from(b == b'+')) & digit(c) & digit(d);
+            scan.brackets += u8::from(a == b'[') | u8::from(a == b'{');
+        }
+        scan
+    }
+}
+
+/// Whether the `\\` at `at` starts an escape (not an escaped backslash) of a surrogate that is
+/// not half of a pair.
+fn is_lone_surrogate(bytes: &[u8], at: usize) -> bool {
+    if bytes.get(at + 1) != Some(&b'u') || bytes[..at].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1 {
+        return false;
+    }
+    match hex4(bytes, at + 2) {
+        Some(0xD800..=0xDBFF) => {
+            !(bytes.get(at + 6..at + 8) == Some(b"\\u") && matches!(hex4(bytes, at + 8), Some(0xDC00..=0xDFFF)))
+        }
+        // A low half right after a high half is the end of a pair.
+        Some(0xDC00..=0xDFFF) => {
+            !(at >= 6 && bytes[at - 6] == b'\\' && matches!(hex4(bytes, at - 4), Some(0xD800..=0xDBFF)))
+        }
+        _ => false,
+    }
+}
+
+/// Whether arrays and objects nest past [`MAX_DEPTH`], brackets inside strings not counted.
+fn is_too_deep(bytes: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut outside = 0;
+    let mut at = 0;
+    while let Some(quote) = memchr::memchr(b'"', &bytes[at..]).map(|i| at + i) {
+        if bytes[..quote].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 1 {
+            at = quote + 1; // an escaped quote, inside a string
+            continue;
+        }
+        if outside <= quote && nests_past(&bytes[outside..quote], &mut depth) {
+            return true;
+        }
+        // The string that opens here ends at the next quote that is not escaped.
+        let mut end = quote + 1;
+        while let Some(close) = memchr::memchr(b'"', &bytes[end..]).map(|i| end + i) {
+            end = close + 1;
+            if bytes[..close].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0 {
+                break;
+            }
+        }
+        outside = end;
+        at = end;
+    }
+    nests_past(&bytes[outside.min(bytes.len())..], &mut depth)
+}
+
+/// Whether brackets in a stretch between strings take `depth` past [`MAX_DEPTH`].
+fn nests_past(part: &[u8], depth: &mut usize) -> bool {
+    for b in part {
+        match b {
+            b'[' | b'{' => {
+                *depth += 1;
+                if *depth > MAX_DEPTH {
+                    return true;
+                }
+            }
+            b']' | b'}' => *depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Bytes looked at together by [`needs_rewrite`].
+const BLOCK: usize = 64;
+
+/// Whether an `e` or `E` in `bytes[start..end]` starts a long exponent ([`is_long_exponent`]).
+fn has_long_exponent(bytes: &[u8], start: usize, end: usize) -> bool {
+    memchr::memchr2_iter(b'e', b'E', &bytes[start..end]).any(|i| is_long_exponent(bytes, start + i))
+}
+
+/// Whether the `e` or `E` at `at` ends the mantissa of a number token and starts a positive
+/// exponent of three digits or more that runs to a delimiter.
+fn is_long_exponent(bytes: &[u8], at: usize) -> bool {
+    let start = bytes[..at].iter().rposition(|b| !matches!(b, b'0'..=b'9' | b'.' | b'-')).map_or(0, |p| p + 1);
+    let opens = start == 0 || matches!(bytes[start - 1], b':' | b',' | b'[' | b' ' | b'\t' | b'\r' | b'\n');
+    let sign = usize::from(bytes.get(at + 1) == Some(&b'+'));
+    let digits = bytes[at + 1 + sign..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let closes =
+        matches!(bytes.get(at + 1 + sign + digits), None | Some(b',' | b']' | b'}' | b' ' | b'\t' | b'\r' | b'\n'));
+    start < at && opens && digits >= 3 && closes
 }
 
 /// Writes `text`, one valid JSON value, to `out` without insignificant whitespace, with lone
@@ -360,6 +511,7 @@ mod tests {
         let (text, repairs) = kept(&format!(r#"[1e400,-1E+999,{wide},1e-400,1e308,12345678901234567890,"1e400"]"#));
         assert_eq!(text, format!(r#"["1e400","-1E+999","{wide}",1e-400,1e308,12345678901234567890,"1e400"]"#));
         assert_eq!(repairs, [Repair::NumberOutOfRange; 3]);
+        assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok(), "{text}");
     }
 
     #[test]

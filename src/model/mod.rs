@@ -50,8 +50,8 @@ pub use event::{
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry, walk_document};
 pub(crate) use json::has_line_break;
-pub use json::{Json, MAX_DEPTH, Noted, Repair, take_repairs};
-pub use session::{Counts, Diagnostic, Relation, SessionSummary, SessionTally, UsageTotals};
+pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
+pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};
 
 /// Version of the unified event and interchange schemas written by this build.
 pub const SCHEMA_VERSION: &str = "1.0";

@@ -109,27 +109,62 @@ pub struct UsageTotals {
     pub total_tokens: u64,
 }
 
+/// The largest token count or total kept: the largest value of the 64-bit signed integers
+/// that Parquet, Arrow, DuckDB and Spark store counts in.
+pub const MAX_COUNT: u64 = i64::MAX as u64;
+
+/// `a + b`, held at [`MAX_COUNT`]; whether it had to be.
+fn add_capped(a: &mut u64, b: u64) -> bool {
+    match a.checked_add(b).filter(|sum| *sum <= MAX_COUNT) {
+        Some(sum) => {
+            *a = sum;
+            false
+        }
+        None => {
+            *a = MAX_COUNT;
+            true
+        }
+    }
+}
+
 impl UsageTotals {
-    /// Adds one response's usage.
-    pub fn add(&mut self, usage: &Usage) {
-        self.responses += 1;
-        self.input_tokens += usage.input_tokens.unwrap_or(0);
-        self.cache_read_tokens += usage.cache_read_tokens.unwrap_or(0);
-        self.cache_write_tokens += usage.cache_write_tokens.unwrap_or(0);
-        self.output_tokens += usage.output_tokens.unwrap_or(0);
-        self.reasoning_tokens += usage.reasoning_tokens.unwrap_or(0);
-        self.total_tokens += usage.total_tokens.unwrap_or(0);
+    /// Adds one response's usage; whether a total passed [`MAX_COUNT`] and was held there
+    /// (never wrapped).
+    pub fn add(&mut self, usage: &Usage) -> bool {
+        self.merge(&UsageTotals {
+            responses: 1,
+            input_tokens: usage.input_tokens.unwrap_or(0),
+            cache_read_tokens: usage.cache_read_tokens.unwrap_or(0),
+            cache_write_tokens: usage.cache_write_tokens.unwrap_or(0),
+            output_tokens: usage.output_tokens.unwrap_or(0),
+            reasoning_tokens: usage.reasoning_tokens.unwrap_or(0),
+            total_tokens: usage.total_tokens.unwrap_or(0),
+        })
     }
 
-    /// Adds another total.
-    pub fn merge(&mut self, other: &UsageTotals) {
-        self.responses += other.responses;
-        self.input_tokens += other.input_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-        self.output_tokens += other.output_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
-        self.total_tokens += other.total_tokens;
+    /// Adds another total; whether a total passed [`MAX_COUNT`] and was held there.
+    pub fn merge(&mut self, other: &UsageTotals) -> bool {
+        let counts = [
+            (&mut self.responses, other.responses),
+            (&mut self.input_tokens, other.input_tokens),
+            (&mut self.cache_read_tokens, other.cache_read_tokens),
+            (&mut self.cache_write_tokens, other.cache_write_tokens),
+            (&mut self.output_tokens, other.output_tokens),
+            (&mut self.reasoning_tokens, other.reasoning_tokens),
+            (&mut self.total_tokens, other.total_tokens),
+        ];
+        counts.into_iter().fold(false, |capped, (total, n)| add_capped(total, n) | capped)
+    }
+}
+
+/// The diagnostic of a session whose usage totals passed [`MAX_COUNT`], at `line` of `file`.
+fn capped_totals(file: String, line: Option<u64>) -> Diagnostic {
+    Diagnostic {
+        code: "agentlog::usage::total_overflow".into(),
+        message: format!("the session's token totals passed {MAX_COUNT} and are held there, not wrapped"),
+        file,
+        line,
+        column: None,
     }
 }
 
@@ -263,7 +298,11 @@ impl SessionTally {
                 s.counts.meta += 1;
                 match (m.meta_type, &m.usage) {
                     (MetaType::Usage, Some(u)) if !event.copied => {
-                        s.usage.add(u);
+                        if s.usage.add(u) && !s.diagnostics.iter().any(|d| d.code == "agentlog::usage::total_overflow")
+                        {
+                            s.diagnostics.push(capped_totals(event.source.file.clone(), Some(event.source.line)));
+                            s.counts.diagnostics += 1;
+                        }
                         if let Some(model) = &u.model {
                             insert(&mut self.models, model);
                         }
@@ -316,8 +355,12 @@ impl SessionTally {
         c.tool_outputs += o.counts.tool_outputs;
         c.meta += o.counts.meta;
         c.diagnostics += o.counts.diagnostics;
-        s.usage.merge(&o.usage);
+        let capped = s.usage.merge(&o.usage);
         s.diagnostics.extend(o.diagnostics);
+        if capped && !s.diagnostics.iter().any(|d| d.code == "agentlog::usage::total_overflow") {
+            s.diagnostics.push(capped_totals(other.files.iter().next().cloned().unwrap_or_default(), None));
+            s.counts.diagnostics += 1;
+        }
         self.versions.extend(other.versions);
         self.models.extend(other.models);
         self.agent_ids.extend(other.agent_ids);

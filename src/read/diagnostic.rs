@@ -89,12 +89,24 @@ impl Problem {
 
     /// A value of a line that was changed so that the output is valid JSON data; the line was
     /// still mapped.
-    pub fn repaired(what: &str, column: usize) -> Self {
+    pub fn repaired(path: &str, what: &str, column: usize) -> Self {
         Problem {
             code: "agentlog::input::repaired_value",
-            message: format!("invalid JSON data: {what}"),
+            message: format!("invalid JSON data at {path}: {what}"),
             column,
             help: Some("the record was kept; only this value was changed"),
+            is_error: false,
+        }
+    }
+
+    /// A field of a line that holds a value of the wrong kind; the line was still mapped, without
+    /// that value.
+    pub fn invalid_field(path: &str, expected: &str, found: &str, column: usize) -> Self {
+        Problem {
+            code: "agentlog::input::invalid_field",
+            message: format!("expected {expected} at {path}, but found `{found}`"),
+            column,
+            help: Some("the record was kept without this value"),
             is_error: false,
         }
     }
@@ -111,6 +123,62 @@ impl Problem {
             ..self
         }
     }
+}
+
+/// The JSON path (`message.usage.input_tokens`, `content[2].text`) of the value at byte `at` of
+/// `text`, a line holding JSON; `$` for the top level.
+pub(crate) fn json_path_at(text: &str, at: usize) -> String {
+    enum Frame<'t> {
+        Object { key: &'t str, expecting_key: bool },
+        Array(usize),
+    }
+    let bytes = text.as_bytes();
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut i = 0;
+    while i < at.min(bytes.len()) {
+        match bytes[i] {
+            b'{' => stack.push(Frame::Object { key: "", expecting_key: true }),
+            b'[' => stack.push(Frame::Array(0)),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object { expecting_key, .. }) => *expecting_key = true,
+                Some(Frame::Array(index)) => *index += 1,
+                None => {}
+            },
+            b':' => {
+                if let Some(Frame::Object { expecting_key, .. }) = stack.last_mut() {
+                    *expecting_key = false;
+                }
+            }
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                if let Some(Frame::Object { key, expecting_key: true }) = stack.last_mut() {
+                    *key = text.get(start..i.min(bytes.len())).unwrap_or("");
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut path = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object { key, .. } => {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(key);
+            }
+            Frame::Array(index) => path.push_str(&format!("[{index}]")),
+        }
+    }
+    if path.is_empty() { "$".to_owned() } else { path }
 }
 
 /// One input line that could not be mapped.

@@ -10,6 +10,7 @@ pub mod claude;
 pub mod codex;
 mod diagnostic;
 pub mod interchange;
+pub(crate) mod lenient;
 mod object;
 pub mod unified;
 
@@ -19,6 +20,7 @@ use std::io::{self, BufRead};
 use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
 
 pub use diagnostic::{InputDiagnostic, Problem};
+pub use lenient::{Count, checked_sum};
 pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
 
 /// Every reader agentlog knows, in the order `--help` lists them.
@@ -144,7 +146,8 @@ impl ReadReport {
             let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
             let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
             let number = text[..at].matches('\n').count() as u64 + 1;
-            let problem = Problem::repaired(noted.repair.describe(), at - line_start);
+            let path = diagnostic::json_path_at(text, at);
+            let problem = Problem::repaired(&path, noted.repair.describe(), at - line_start);
             self.push(|| InputDiagnostic::new(name, number, &text[line_start..line_end], problem).kept());
         }
     }
@@ -396,7 +399,7 @@ impl Lines<'_> {
                 let (parsed, repairs) = parse_line(parser, &line, content);
                 if let Some(parsed) = self.account(&line, content, parsed, repairs) {
                     mapper.map(parsed, out)?;
-                    self.note_repairs(&line, content, repairs_in(content));
+                    self.note_repairs(&line, content, notes_in(content, None));
                 }
                 continue;
             };
@@ -406,7 +409,7 @@ impl Lines<'_> {
                 let content = &chunk.text[line.range.clone()];
                 if let Some(parsed) = self.account(line, content, parsed, repairs) {
                     mapper.map(parsed, out)?;
-                    self.note_repairs(line, content, repairs_in(content));
+                    self.note_repairs(line, content, notes_in(content, None));
                 }
             }
             let mut text = chunk.text;
@@ -480,7 +483,15 @@ impl Lines<'_> {
     }
 
     /// Keeps a diagnostic for each value changed in a mapped line.
+    #[inline]
     fn note_repairs(&mut self, line: &ChunkLine, content: &[u8], repairs: Vec<Problem>) {
+        if !repairs.is_empty() {
+            self.note_repairs_slow(line, content, repairs);
+        }
+    }
+
+    #[inline(never)]
+    fn note_repairs_slow(&mut self, line: &ChunkLine, content: &[u8], repairs: Vec<Problem>) {
         for p in repairs {
             let text = String::from_utf8_lossy(content);
             self.report.push(|| InputDiagnostic::new(self.name, line.number, &text, p).kept());
@@ -488,37 +499,106 @@ impl Lines<'_> {
     }
 }
 
-/// Parses one line; also gives a problem for each value repaired while it was parsed.
+/// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.
+///
+/// A byte-order mark is dropped. A line that fails to parse but is valid JSON syntax holding
+/// invalid data (a lone surrogate, a number out of range, nesting too deep for the parser) is
+/// repaired as [`crate::model::Json`] repairs values, and parsed again.
 fn parse_line<P: LineParser>(
     parser: &P,
     line: &ChunkLine,
     content: &[u8],
 ) -> (Result<P::Parsed, Problem>, Vec<Problem>) {
-    crate::model::take_repairs();
-    let parsed = match simdutf8::compat::from_utf8(content) {
-        Err(e) => Err(Problem::invalid_utf8(e.valid_up_to())),
-        Ok(text) => parser.parse(Line { number: line.number, offset: line.offset, text }),
+    forget_notes();
+    let text = match simdutf8::compat::from_utf8(content) {
+        Err(e) => return (Err(Problem::invalid_utf8(e.valid_up_to())), Vec::new()),
+        // U+FEFF, a byte-order mark.
+        Ok(text) if text.as_bytes().starts_with(b"\xEF\xBB\xBF") => &text[3..],
+        Ok(text) => text,
     };
-    (parsed, repairs_in(content))
-}
-
-/// The values repaired on this thread since the last call, as problems of the line `content`,
-/// each once: a value copied again (from a copy outside the line) is not reported twice.
-fn repairs_in(content: &[u8]) -> Vec<Problem> {
-    let start = content.as_ptr() as usize;
-    let mut found: Vec<(crate::model::Repair, Option<usize>)> = Vec::new();
-    for noted in crate::model::take_repairs() {
-        let column = noted.at.checked_sub(start).filter(|c| *c < content.len());
-        if !found.contains(&(noted.repair, column)) {
-            found.push((noted.repair, column));
+    let parse = |text: &str| -> Result<P::Parsed, Problem> {
+        parser.parse(Line { number: line.number, offset: line.offset, text })
+    };
+    match parse(text) {
+        Ok(parsed) => (Ok(parsed), notes_in(content, None)),
+        Err(problem) => {
+            forget_notes();
+            let repaired = serde_json::from_str::<serde::de::IgnoredAny>(text)
+                .ok()
+                .and_then(|_| crate::model::repair_text(text))
+                .and_then(|fixed| parse(&fixed).ok().map(|parsed| (parsed, notes_in(content, Some(&fixed)))));
+            match repaired {
+                Some((parsed, notes)) => (Ok(parsed), notes),
+                None => {
+                    forget_notes();
+                    (Err(problem), Vec::new())
+                }
+            }
         }
     }
-    let located = |repair| found.iter().any(|(r, c)| *r == repair && c.is_some());
-    found
+}
+
+/// Drops the notes of values repaired or rejected on this thread.
+fn forget_notes() {
+    if has_notes() {
+        crate::model::take_repairs();
+        lenient::take_rejected();
+    }
+}
+
+/// Whether values were repaired or rejected on this thread since the notes were last taken.
+fn has_notes() -> bool {
+    crate::model::has_repairs() || lenient::has_rejected()
+}
+
+/// The values repaired or rejected on this thread since the last call, as problems of the line
+/// `content` (or of its repaired text `fixed`, where a value is in that), each once: a value
+/// copied again from a copy outside the line is not reported twice.
+#[inline]
+fn notes_in(content: &[u8], fixed: Option<&str>) -> Vec<Problem> {
+    if !has_notes() {
+        return Vec::new();
+    }
+    take_notes(content, fixed)
+}
+
+/// [`notes_in`] where there are notes.
+#[inline(never)]
+fn take_notes(content: &[u8], fixed: Option<&str>) -> Vec<Problem> {
+    let repairs = crate::model::take_repairs();
+    let rejected = lenient::take_rejected();
+    let original = String::from_utf8_lossy(content);
+    // Where an address is: its column and JSON path, in the line or in its repaired text.
+    let place = |at: usize| -> Option<(usize, String)> {
+        [Some(original.as_ref()), fixed].into_iter().flatten().find_map(|text| {
+            let column = at.checked_sub(text.as_ptr() as usize).filter(|c| *c < text.len())?;
+            Some((column, diagnostic::json_path_at(text, column)))
+        })
+    };
+    let mut found: Vec<(crate::model::Repair, Option<(usize, String)>)> = Vec::new();
+    for noted in repairs {
+        let at = place(noted.at);
+        if !found.contains(&(noted.repair, at.clone())) {
+            found.push((noted.repair, at));
+        }
+    }
+    let located = |repair| found.iter().any(|(r, at)| *r == repair && at.is_some());
+    // A value repaired and then rejected by its field is reported once, as rejected.
+    let rejected_at: Vec<Option<usize>> = rejected.iter().map(|r| place(r.at).map(|(column, _)| column)).collect();
+    let mut problems: Vec<Problem> = found
         .iter()
-        .filter(|(repair, column)| column.is_some() || !located(*repair))
-        .map(|(repair, column)| Problem::repaired(repair.describe(), column.unwrap_or(0)))
-        .collect()
+        .filter(|(repair, at)| at.is_some() || !located(*repair))
+        .filter(|(_, at)| at.as_ref().is_none_or(|(column, _)| !rejected_at.contains(&Some(*column))))
+        .map(|(repair, at)| {
+            let (column, path) = at.clone().unwrap_or_else(|| (0, "$".to_owned()));
+            Problem::repaired(&path, repair.describe(), column)
+        })
+        .collect();
+    for r in rejected {
+        let (column, path) = place(r.at).unwrap_or_else(|| (0, "$".to_owned()));
+        problems.push(Problem::invalid_field(r.path.unwrap_or(&path), r.expected, &r.found, column));
+    }
+    problems
 }
 
 /// Appends the next line of `bytes` to `buf`, its `\n` included; the bytes read, 0 at the end.

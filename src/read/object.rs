@@ -134,7 +134,7 @@ impl<'a> Object<'a> {
         // again, and kept when it is the same text byte for byte.
         let text = self.text.trim_matches(WHITESPACE);
         if self.nested.is_empty() && !has_line_break(text) {
-            let rebuilt = Json::from_value(&AsMap(&self.fields));
+            let rebuilt = Json::from_value_of_raw(&AsMap(&self.fields));
             if rebuilt.get() == text {
                 return rebuilt;
             }

@@ -8,7 +8,9 @@ a row whose counters did not change is a re-emit and counts nothing; a row where
 down is a reset and counts that row's `last_token_usage`; a counted difference with no input
 and no output (the estimate written after compaction) counts nothing; `info: null` rows count
 nothing. In a forked thread, the rows replayed from the parent (from the second session_meta,
-within 2 s of it) count nothing.
+within 2 s of it) count nothing. A row with a counter that is not a whole number from 0 to
+2^63 - 1 counts nothing and is not the previous row of the next one. A byte-order mark at the
+start of the file is not part of the first line.
 
 Prints {file: {"input", "cached", "output", "reasoning", "total", "calls"}} as JSON, in Codex's
 terms (cached is part of input).
@@ -23,11 +25,18 @@ def ts(text):
     return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
+COUNTERS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens", "total_tokens")
+
+
+def valid(n):
+    return n is None or (type(n) is int and 0 <= n <= 2**63 - 1)
+
+
 def account(path):
     out = {"input": 0, "cached": 0, "output": 0, "reasoning": 0, "total": 0, "calls": 0}
     prev = None
     metas, forked, replay_from = 0, False, None
-    for line in open(path, encoding="utf-8", errors="replace"):
+    for line in open(path, encoding="utf-8-sig", errors="replace"):
         try:
             r = json.loads(line)
         except ValueError:
@@ -49,6 +58,11 @@ def account(path):
         t = p["info"].get("total_token_usage")
         if not t:
             continue
+        if not all(valid(t.get(k)) for k in COUNTERS):
+            continue
+        last = p["info"].get("last_token_usage")
+        if last and not all(valid(last.get(k)) for k in COUNTERS):
+            p["info"]["last_token_usage"] = None
         get = lambda u, k: (u or {}).get(k) or 0
         tot = lambda u: u.get("total_tokens") if u.get("total_tokens") is not None else get(u, "input_tokens") + get(u, "output_tokens")
         last_prev, prev = prev, t

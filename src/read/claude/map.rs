@@ -18,7 +18,9 @@ use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     USAGE_SLOT, Usage,
 };
-use crate::read::{Apart, Emitter, Line, LineMapper, LineParser, Nested, Object, Problem, file_stem, parse_time};
+use crate::read::{
+    Apart, Emitter, Line, LineMapper, LineParser, Nested, Object, Problem, checked_sum, file_stem, parse_time,
+};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -414,10 +416,14 @@ impl Parser {
         if record.is_api_error_message || message.model.as_deref() == Some("<synthetic>") {
             return None;
         }
+        let counts = [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens];
+        if checked_sum(counts.iter().chain([&usage.output_tokens]).filter_map(|c| c.get())).is_none() {
+            crate::read::lenient::overflow("message.usage");
+        }
         Some(Box::new(Response {
             head: head.clone(),
             usage: usage.clone(),
-            output: usage.output_tokens.unwrap_or(0),
+            output: usage.output_tokens.get().unwrap_or(0),
             all_copied: false,
             key: (id.clone().into_owned(), record.request_id.as_deref().unwrap_or_default().to_owned()),
         }))
@@ -869,12 +875,13 @@ fn content_part(block: &Block<'_>) -> Option<Part> {
 fn usage(u: &raw::Usage, event: &Event) -> Usage {
     let counts = [u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens];
     Usage {
-        input_tokens: u.input_tokens,
-        cache_read_tokens: u.cache_read_input_tokens,
-        cache_write_tokens: u.cache_creation_input_tokens,
-        output_tokens: u.output_tokens,
-        reasoning_tokens: u.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens),
-        total_tokens: Some(counts.iter().flatten().sum()),
+        input_tokens: u.input_tokens.get(),
+        cache_read_tokens: u.cache_read_input_tokens.get(),
+        cache_write_tokens: u.cache_creation_input_tokens.get(),
+        output_tokens: u.output_tokens.get(),
+        reasoning_tokens: u.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens.get()),
+        // Past the largest count, the total is unknown rather than wrapped.
+        total_tokens: checked_sum(counts.iter().filter_map(|c| c.get())),
         model: event.context.model.clone(),
         response_id: event.response_id.clone(),
     }

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::read::{Nested, Object, RawField, borrowed};
+use crate::read::{Count, Nested, Object, RawField, borrowed};
 
 /// The fields of any record that the mapper reads; `message` is parsed according to `type`.
 #[derive(Debug, Deserialize)]
@@ -78,17 +78,22 @@ pub struct Message<'a> {
 /// `message.usage` of an assistant record: a snapshot taken when the line was written.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Usage {
-    pub input_tokens: Option<u64>,
-    pub cache_creation_input_tokens: Option<u64>,
-    pub cache_read_input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub input_tokens: Count,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Count,
+    #[serde(default)]
+    pub cache_read_input_tokens: Count,
+    #[serde(default)]
+    pub output_tokens: Count,
     pub output_tokens_details: Option<OutputDetails>,
 }
 
 /// `usage.output_tokens_details` (2.1.22x): thinking tokens, a part of output tokens.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct OutputDetails {
-    pub thinking_tokens: Option<u64>,
+    #[serde(default)]
+    pub thinking_tokens: Count,
 }
 
 /// Message or tool-result content: a plain string, or content blocks.

@@ -352,7 +352,7 @@ impl Mapper {
     /// The usage of the model call a `token_count` row reports, if it reports one.
     fn model_call(&mut self, info: Option<TokenInfo>, at: Option<chrono::DateTime<chrono::Utc>>) -> Option<Usage> {
         let info = info?;
-        let total = info.total_token_usage?;
+        let total = info.total_token_usage?.checked()?;
         let previous = self.last_total.replace(total);
         if self.is_replayed(at) {
             return None;
@@ -366,7 +366,7 @@ impl Mapper {
                     || total.output_tokens < p.output_tokens
                     || total.total() < p.total() =>
             {
-                info.last_token_usage
+                info.last_token_usage.and_then(|c| c.checked())
             }
             Some(p) if total.total() > p.total() => Some(TokenUsage {
                 input_tokens: total.input_tokens - p.input_tokens,
@@ -380,6 +380,9 @@ impl Mapper {
         };
         // After compaction Codex writes an estimate with no input or output: not a call.
         let u = call.filter(|u| u.input_tokens > 0 || u.output_tokens > 0)?;
+        if u.total() > crate::model::MAX_COUNT {
+            crate::read::lenient::overflow("payload.info");
+        }
         let cached = u.cached_input_tokens.min(u.input_tokens);
         Some(Usage {
             input_tokens: Some(u.input_tokens - cached),
@@ -387,7 +390,7 @@ impl Mapper {
             cache_write_tokens: None,
             output_tokens: Some(u.output_tokens),
             reasoning_tokens: Some(u.reasoning_output_tokens),
-            total_tokens: Some(u.total()),
+            total_tokens: Some(u.total()).filter(|t| *t <= crate::model::MAX_COUNT),
             model: self.context.model.clone(),
             response_id: None,
         })

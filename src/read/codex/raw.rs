@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::read::{RawField, borrowed};
+use crate::read::{Count, RawField, borrowed};
 
 /// Any rollout line: the envelope (`timestamp`, `type`, `payload`) or a bare legacy line.
 #[derive(Debug, Deserialize)]
@@ -181,26 +181,53 @@ pub struct EventMsg<'a> {
 /// `token_count.info`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct TokenInfo {
-    pub total_token_usage: Option<TokenUsage>,
-    pub last_token_usage: Option<TokenUsage>,
+    pub total_token_usage: Option<Counters>,
+    pub last_token_usage: Option<Counters>,
 }
 
-/// Codex's token counters: cached ⊆ input, reasoning ⊆ output, total = input + output.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// Codex's token counters as written; a counter that is not a count is reported when read.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+pub struct Counters {
+    #[serde(default)]
+    pub input_tokens: Count,
+    #[serde(default)]
+    pub cached_input_tokens: Count,
+    #[serde(default)]
+    pub output_tokens: Count,
+    #[serde(default)]
+    pub reasoning_output_tokens: Count,
+    #[serde(default)]
+    pub total_tokens: Count,
+}
+
+impl Counters {
+    /// The counters, unless one of them is not a count: such a row counts nothing.
+    pub fn checked(&self) -> Option<TokenUsage> {
+        let all = [self.input_tokens, self.cached_input_tokens, self.output_tokens, self.reasoning_output_tokens];
+        if all.iter().chain([&self.total_tokens]).any(|c| c.is_invalid()) {
+            return None;
+        }
+        let [input_tokens, cached_input_tokens, output_tokens, reasoning_output_tokens] =
+            all.map(|c| c.get().unwrap_or(0));
+        let total_tokens = self.total_tokens.get();
+        Some(TokenUsage { input_tokens, cached_input_tokens, output_tokens, reasoning_output_tokens, total_tokens })
+    }
+}
+
+/// Codex's token counters: cached ⊆ input, reasoning ⊆ output, total = input + output. Each is
+/// at most [`crate::model::MAX_COUNT`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TokenUsage {
-    #[serde(default)]
     pub input_tokens: u64,
-    #[serde(default)]
     pub cached_input_tokens: u64,
-    #[serde(default)]
     pub output_tokens: u64,
-    #[serde(default)]
     pub reasoning_output_tokens: u64,
     pub total_tokens: Option<u64>,
 }
 
 impl TokenUsage {
-    /// The total, or input plus output where it is missing.
+    /// The total, or input plus output where it is missing (no overflow: each is at most
+    /// `MAX_COUNT`, a half of `u64::MAX`).
     pub fn total(&self) -> u64 {
         self.total_tokens.unwrap_or(self.input_tokens + self.output_tokens)
     }
