@@ -261,3 +261,91 @@ fn token_counts_never_wrap() {
         "{errors}"
     );
 }
+
+// Issue 19, item 9: `convert /dev/stdin` and `convert <(cat f)` gave 0 events (the input was
+// opened once to tell its format and again to read it); a named pipe hung.
+#[test]
+fn inputs_that_can_be_read_once_are_read_once() {
+    let file = sample("codex/tool-outputs.jsonl");
+    let text = std::fs::read(&file).unwrap();
+    let expected = agentlog(Path::new("."), &["convert", file.to_str().unwrap()]).stdout;
+    assert!(!expected.is_empty());
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "/dev/stdin"]).write_stdin(text.clone()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        String::from_utf8_lossy(&expected).lines().count()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rollout.jsonl");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", fifo.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).lines().count(),
+        String::from_utf8_lossy(&expected).lines().count()
+    );
+}
+
+// Issue 19, item 14: `--jobs 100000` started a pool of 100000 threads.
+#[test]
+fn more_jobs_than_cores_are_not_started() {
+    let file = sample("codex/tool-outputs.jsonl");
+    let one = agentlog(Path::new("."), &["convert", "-j", "1", file.to_str().unwrap()]);
+    let many = cargo_bin_cmd!("agentlog")
+        .args(["convert", "--jobs", "100000", file.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(many.status.code(), Some(0), "{}", stderr(&many));
+    assert_eq!(many.stdout, one.stdout);
+}
+
+// Issue 19, item 15: `ls /no/such/path` exited 0, and `convert EMPTYDIR` blamed the default
+// places.
+#[test]
+fn a_missing_input_fails_ls_and_an_empty_directory_is_named() {
+    let out = agentlog(Path::new("."), &["ls", "/no/such/path"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let out = agentlog(dir.path(), &["convert", "."]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no session files found in ."), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("default places"), "{}", stderr(&out));
+}
+
+// Issue 19, item 16: `--from claude` on Codex rollouts turned every event into `meta/unknown`
+// with no warning, and `--incremental` kept the result after the reader changed.
+#[test]
+fn a_forced_reader_that_does_not_fit_is_reported_and_redone_when_it_changes() {
+    let dir = workspace();
+    let out = agentlog(dir.path(), &["convert", "--from", "claude", "v.jsonl"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let errors = stderr(&out);
+    assert_eq!(errors.matches("agentlog::input::reader_mismatch").count(), 1, "once per file: {errors}");
+    assert!(errors.contains("expected claude records (--from claude), but the file looks like codex"), "{errors}");
+    let run = |from: &str| agentlog(dir.path(), &["convert", "--from", from, "--incremental", "v.jsonl", "-o", "out/"]);
+    assert_eq!(run("claude").status.code(), Some(1));
+    let written = |dir: &Path| -> String {
+        walkdir::WalkDir::new(dir.join("out"))
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file() && e.path().extension().is_some_and(|x| x == "jsonl"))
+            .map(|e| std::fs::read_to_string(e.path()).unwrap())
+            .collect()
+    };
+    assert!(written(dir.path()).contains("\"claude-code\""));
+    let out = run("codex");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let after = written(dir.path());
+    assert!(after.contains("\"agent\":\"codex\""), "redone with the codex reader: {after}");
+}

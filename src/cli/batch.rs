@@ -28,8 +28,12 @@ pub struct Item {
     pub spec: InputSpec,
     /// Its size in bytes (0 for standard input).
     pub size: u64,
-    /// The reader for it.
+    /// The reader for it; a placeholder until it is read when not `told`.
     pub reader: &'static dyn Reader,
+    /// Whether the reader is known before reading: given, or told from a regular file's first
+    /// lines. Standard input, pipes and devices are told as they are read, since they can be
+    /// read only once.
+    pub told: bool,
     /// Whether an incremental run's manifest says it has not changed since it was converted.
     pub unchanged: bool,
 }
@@ -44,16 +48,23 @@ pub struct Group {
 }
 
 /// An opened input and the reader for it.
-pub type Chosen = (Box<dyn BufRead>, &'static dyn Reader);
+pub struct Chosen {
+    /// The input, from its first byte.
+    pub bytes: Box<dyn BufRead>,
+    /// The reader to read it with.
+    pub reader: &'static dyn Reader,
+    /// The reader whose format the first lines match, if any.
+    pub looks_like: Option<&'static dyn Reader>,
+    /// The first non-empty line, for a diagnostic about the whole input.
+    pub first_line: String,
+}
 
-/// The reader for an input: the one given, or the one whose format the first lines match.
+/// The reader for an input: the one given, or the one whose format the first lines match;
+/// `None` when nothing is given and nothing matches.
 ///
 /// The lines read to decide are put back in front of the rest, so nothing is read twice from
 /// the source (which may be a pipe).
 pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufRead>) -> io::Result<Option<Chosen>> {
-    if let Some(reader) = given {
-        return Ok(Some((bytes, reader)));
-    }
     let mut head = Vec::new();
     let mut records = Vec::new();
     let mut first_line = None;
@@ -72,12 +83,14 @@ pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufR
         }
         first_line.get_or_insert(line);
     }
+    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     let Some(first_line) = first_line else {
         // An empty input: any reader turns it into no events.
-        return Ok(Some((Box::new(Cursor::new(head)), read::READERS[0])));
+        let reader = given.unwrap_or(read::READERS[0]);
+        return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
     };
-    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
-    Ok(read::sniff(&records, &first_line).map(|reader| (rest, reader)))
+    let looks_like = read::sniff(&records, &first_line);
+    Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
 }
 
 /// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
@@ -105,24 +118,27 @@ pub fn plan(
         .par_iter()
         .map(|spec| {
             if let Some(reader) = unchanged(spec) {
-                return Ok(Item { spec: spec.clone(), size: 0, reader, unchanged: true });
+                return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, unchanged: true });
             }
             let name = spec.name().to_owned();
-            let size = match spec {
-                InputSpec::Stdin => 0,
-                InputSpec::File(path) => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            let meta = match spec {
+                InputSpec::Stdin => None,
+                InputSpec::File(path) => std::fs::metadata(path).ok(),
             };
-            let reader = match (spec, given) {
-                (_, Some(reader)) => reader,
-                // Standard input can be read only once: it is told later, as it is read.
-                (InputSpec::Stdin, None) => read::READERS[0],
-                (InputSpec::File(_), None) => match open(spec).and_then(|b| choose_reader(None, b)) {
-                    Ok(Some((_, reader))) => reader,
+            let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+            let (reader, told) = match (meta, given) {
+                (_, Some(reader)) => (reader, true),
+                // Standard input, pipes and devices can be read only once: they are told as
+                // they are read.
+                (None, None) => (read::READERS[0], false),
+                (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
+                (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, b)) {
+                    Ok(Some(chosen)) => (chosen.reader, true),
                     Ok(None) => return Err(CliError::UnknownFormat { path: name }),
                     Err(source) => return Err(CliError::Unreadable { path: name, source }),
                 },
             };
-            Ok(Item { spec: spec.clone(), size, reader, unchanged: false })
+            Ok(Item { spec: spec.clone(), size, reader, told, unchanged: false })
         })
         .collect();
     let mut groups: Vec<Group> = Vec::new();
@@ -213,11 +229,8 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
     let mut shared = Shared::default();
     for item in &group.items {
         let name = item.spec.name();
-        let opened = open(&item.spec).and_then(|bytes| {
-            let given = matches!(item.spec, InputSpec::File(_)).then_some(item.reader);
-            choose_reader(given, bytes)
-        });
-        let (bytes, reader) = match opened {
+        let opened = open(&item.spec).and_then(|bytes| choose_reader(item.told.then_some(item.reader), bytes));
+        let Chosen { bytes, reader, looks_like, first_line } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {
                 dest.end(failed(name, CliError::UnknownFormat { path: name.to_owned() }))?;
@@ -240,7 +253,14 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
             return Err(e);
         }
         let result = match read {
-            Ok(result) => result.map_err(|source| CliError::Unreadable { path: name.to_owned(), source }),
+            Ok(Ok(mut report)) => {
+                if let Some(other) = looks_like.filter(|other| other.name() != reader.name()) {
+                    let problem = read::Problem::reader_mismatch(reader.name(), other.name());
+                    report.diagnostics.push(read::InputDiagnostic::new(name, 1, &first_line, problem).kept());
+                }
+                Ok(report)
+            }
+            Ok(Err(source)) => Err(CliError::Unreadable { path: name.to_owned(), source }),
             Err(panic) => Err(CliError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
         };
         dest.end(Outcome { name: name.to_owned(), result })?;
@@ -883,6 +903,7 @@ mod tests {
             spec: InputSpec::File(file.into()),
             size: 0,
             reader,
+            told: true,
             unchanged: false,
         };
         for readers in [1, 2] {

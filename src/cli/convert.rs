@@ -161,6 +161,10 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     };
     let unchanged = |spec: &InputSpec| -> Option<&'static dyn Reader> {
         let name = manifest.as_ref()?.unchanged(spec)?;
+        // An input read with another reader than the one asked for now is redone.
+        if plan.reader.is_some_and(|given| given.name() != name) {
+            return None;
+        }
         agentlog::read::reader(name)
     };
     let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged);
@@ -226,8 +230,11 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
             .iter()
             .flat_map(|g| &g.items)
             .filter_map(|i| match &i.spec {
-                InputSpec::File(path) => Some((path, i.reader.name())),
-                InputSpec::Stdin => None,
+                // Only regular files can be read again to tell whether they changed.
+                InputSpec::File(path) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
+                    Some((path, i.reader.name()))
+                }
+                _ => None,
             })
             .try_for_each(|(path, reader)| manifest.record(path, reader))
             .and_then(|()| manifest.save(dir));

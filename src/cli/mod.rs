@@ -129,14 +129,15 @@ fn resolve_inputs(
 fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     let reader =
         args.from.as_deref().filter(|f| *f != "auto").map(|f| read::reader(f).expect("clap only accepts known names"));
-    let (inputs, errors) = resolve_inputs(&args.inputs, reader);
-    for e in &errors {
+    let (inputs, missing) = resolve_inputs(&args.inputs, reader);
+    for e in &missing {
         reporter.error(e);
     }
     let (groups, errors) = batch::plan(&inputs, reader, &|_| None);
     for e in &errors {
         reporter.error(e);
     }
+    let errors = missing.len() + errors.len();
     let mut out = io::stdout().lock();
     for item in groups.iter().flat_map(|g| &g.items) {
         let (session, version) = batch::peek(item);
@@ -149,7 +150,7 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
             return Exit::Output;
         }
     }
-    if errors.is_empty() { Exit::Success } else { Exit::Input }
+    if errors == 0 { Exit::Success } else { Exit::Input }
 }
 
 /// A short id for this run's output files, derived from the inputs and the shard: the same
@@ -217,7 +218,14 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         reporter.error(e);
     }
     if inputs.is_empty() && errors.is_empty() {
-        reporter.info("agentlog: no session files found in the default places (~/.claude, ~/.codex); give INPUT paths");
+        reporter.info(&if args.inputs.is_empty() {
+            "agentlog: no session files found in the default places (~/.claude, ~/.codex); give INPUT paths".to_owned()
+        } else {
+            format!(
+                "agentlog: no session files found in {} (files named *.jsonl, *.jsonl.zst or rollout-*.json are read)",
+                args.inputs.join(", ")
+            )
+        });
     }
     if let Err(message) = check_outputs(&args, writer, &inputs) {
         reporter.error(&CliError::Usage { message });
@@ -236,7 +244,9 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         })
         .collect();
     let shard = args.shard.map(|s| (s.k, s.n));
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from)).max(1);
+    // More reading threads than cores only contend for them.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
     let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1 };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {

@@ -111,6 +111,20 @@ impl Problem {
         }
     }
 
+    /// An input read with a reader the user chose (`--from`) whose first lines look like another
+    /// reader's format.
+    pub fn reader_mismatch(reader: &str, looks_like: &str) -> Self {
+        Problem {
+            code: "agentlog::input::reader_mismatch",
+            message: format!("expected {reader} records (--from {reader}), but the file looks like {looks_like}"),
+            column: 0,
+            help: Some(
+                "records the reader does not know are kept as meta events of type unknown; drop --from to tell each file's format from its content",
+            ),
+            is_error: false,
+        }
+    }
+
     /// Marks the problem as found on a last line without a line ending: a cut-off write.
     pub fn at_end_of_input(self) -> Self {
         if self.code != "agentlog::input::invalid_json" {
