@@ -349,3 +349,71 @@ fn a_forced_reader_that_does_not_fit_is_reported_and_redone_when_it_changes() {
     let after = written(dir.path());
     assert!(after.contains("\"agent\":\"codex\""), "redone with the codex reader: {after}");
 }
+
+// Issue 19, item 4: a partitioned dataset that failed part-way (a full disk) left complete part
+// files under their final names, so a reader of `DIR/events/**` got part of the run.
+#[test]
+fn no_part_of_a_failed_output_has_a_final_name() {
+    let dir = workspace();
+    std::fs::create_dir(dir.path().join("ds")).unwrap();
+    // The sessions table cannot be written: `ds/sessions` is a file.
+    std::fs::write(dir.path().join("ds/sessions"), "").unwrap();
+    let out =
+        agentlog(dir.path(), &["convert", "v.jsonl", "--to", "parquet", "-o", "ds", "--partition-by", "agent,date"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let left: Vec<_> = walkdir::WalkDir::new(dir.path().join("ds"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file() && e.path() != dir.path().join("ds/sessions"))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // The same for one Parquet file and the sessions table beside it.
+    std::fs::create_dir(dir.path().join("one.sessions.parquet")).unwrap();
+    let out = agentlog(dir.path(), &["convert", "v.jsonl", "-o", "one.parquet"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!dir.path().join("one.parquet").exists());
+}
+
+// Issue 19, item 11: `--to interchange -o DIR/` held one open file per session and failed at
+// about 1,030 sessions under `ulimit -n 1024`.
+#[test]
+fn one_document_per_session_holds_one_file_open_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("in");
+    std::fs::create_dir(&inputs).unwrap();
+    let template = std::fs::read_to_string(sample("codex/envelope-user-and-assistant-text.jsonl")).unwrap();
+    let id = "019c8a4c-0000-7000-8000-00000000c0de";
+    assert!(template.contains(id));
+    for n in 0..150 {
+        let session = format!("019c8a4c-0000-7000-8000-{n:012}");
+        std::fs::write(inputs.join(format!("rollout-{n:03}.jsonl")), template.replace(id, &session)).unwrap();
+    }
+    let bin = assert_cmd::cargo::cargo_bin!("agentlog");
+    let script = format!("ulimit -n 64 && exec {} convert -q in --to interchange -o out/", bin.display());
+    let out = std::process::Command::new("sh").arg("-c").arg(script).current_dir(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(dir.path().join("out/codex")).unwrap().count(), 150);
+}
+
+// Issue 19, item 12: `--to arrow` to a closed pipe exited 4 while the other formats exited 0.
+#[test]
+fn every_format_ends_quietly_on_a_closed_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.jsonl");
+    let text = std::fs::read_to_string(sample("claude/user-and-assistant-text.jsonl")).unwrap();
+    std::fs::write(&big, text.repeat(3000)).unwrap();
+    for format in ["unified", "arrow", "parquet", "interchange"] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+            .args(["convert", "--to", format])
+            .arg(&big)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{format}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("Broken pipe"), "{format}: {}", stderr(&out));
+    }
+}

@@ -191,6 +191,8 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
             reporter.error(&CliError::Usage { message: e.to_string() });
             return Exit::Usage;
         }
+        // A reader that closed the pipe before the output's header was written.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Success,
         Err(e) => {
             reporter.error(&CliError::output(&plan.output, e));
             return Exit::Output;

@@ -243,16 +243,29 @@ impl AtomicFile {
     ///
     /// # Errors
     /// When syncing or renaming fails.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        self.close()?.rename()
+    }
+
+    /// Flushes the file to disk and closes it, still under its temporary name: outputs made of
+    /// several files get their final names together, once all are complete ([`Pending`]).
+    ///
+    /// # Errors
+    /// When syncing fails.
+    pub fn close(mut self) -> io::Result<Pending> {
         self.wait_for_sync();
         let mut file = self.file.take().expect("an uncommitted file is open");
-        let Some(temp) = &self.temp else { return file.flush() };
+        let temp = self.temp.take();
+        let pending = Pending { temp, path: std::mem::take(&mut self.path) };
+        if pending.temp.is_none() {
+            file.flush()?;
+            return Ok(pending);
+        }
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
         file.sync_all()?;
-        drop(file);
-        fs::rename(temp, &self.path)
+        Ok(pending)
     }
 
     /// Appends `len` bytes of `from` at offset `at`, copied from file to file in the kernel
@@ -318,6 +331,51 @@ impl Drop for AtomicFile {
         if self.file.take().is_some()
             && let Some(temp) = &self.temp
         {
+            let _ = fs::remove_file(temp);
+        }
+    }
+}
+
+/// A complete file, synced and closed under its temporary name, waiting for its final name;
+/// dropped without [`Pending::rename`], the temporary file is removed.
+#[must_use = "a pending file is removed unless it is renamed"]
+pub struct Pending {
+    /// The temporary path; `None` for a file written in place.
+    temp: Option<PathBuf>,
+    path: PathBuf,
+}
+
+impl Pending {
+    /// Gives the file its final name.
+    ///
+    /// # Errors
+    /// When renaming fails.
+    pub fn rename(mut self) -> io::Result<()> {
+        match self.temp.take() {
+            Some(temp) => fs::rename(temp, &self.path),
+            None => Ok(()),
+        }
+    }
+
+    /// Gives every file its final name, in order; the first failure stops and is returned (the
+    /// files not yet renamed are removed).
+    ///
+    /// # Errors
+    /// When renaming fails.
+    pub fn rename_all(files: Vec<Pending>) -> io::Result<()> {
+        // A directory in the way is the one reason a rename in place fails that can be told
+        // before any file is renamed.
+        if let Some(blocked) = files.iter().find(|f| f.temp.is_some() && f.path.is_dir()) {
+            let message = format!("{} is a directory", blocked.path.display());
+            return Err(io::Error::new(io::ErrorKind::IsADirectory, message));
+        }
+        files.into_iter().try_for_each(Pending::rename)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(temp) = &self.temp {
             let _ = fs::remove_file(temp);
         }
     }

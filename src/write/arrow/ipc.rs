@@ -7,7 +7,9 @@ use arrow_ipc::writer::{DictionaryHandling, FileWriter, IpcWriteOptions, StreamW
 use super::columns::{EventColumns, event_schema, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Diagnostic, Event};
-use crate::write::{AtomicFile, EventSink, Sessions, Target, is_directory_target, not_a_directory, sessions_beside};
+use crate::write::{
+    AtomicFile, EventSink, Pending, Sessions, Target, is_directory_target, not_a_directory, sessions_beside,
+};
 
 /// Dictionaries grow from batch to batch, so a file can hold them as deltas.
 fn options() -> IpcWriteOptions {
@@ -90,11 +92,12 @@ impl EventSink for Ipc<'_> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.flush_batch()?;
+        let mut files = Vec::new();
         match self.out.take().expect("finish is called once") {
             Out::Stream(mut w) => w.finish().map_err(io_error)?,
             Out::File(mut w) => {
                 w.finish().map_err(io_error)?;
-                w.into_inner().map_err(io_error)?.commit()?;
+                files.push(w.into_inner().map_err(io_error)?.close()?);
             }
         }
         if let Some(path) = self.sessions_path.take() {
@@ -104,8 +107,9 @@ impl EventSink for Ipc<'_> {
             let mut w = FileWriter::try_new_with_options(file, &session_schema(true), options()).map_err(io_error)?;
             w.write(&batch).map_err(io_error)?;
             w.finish().map_err(io_error)?;
-            w.into_inner().map_err(io_error)?.commit()?;
+            files.push(w.into_inner().map_err(io_error)?.close()?);
         }
-        Ok(())
+        // Both files get their final names only once both are complete.
+        Pending::rename_all(files)
     }
 }

@@ -89,8 +89,16 @@ impl Writer for Arrow {
 /// Arrow and Parquet errors as I/O errors, keeping I/O errors (a closed pipe) as they were.
 fn io_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error {
     let e = e.into();
-    match e.downcast::<io::Error>() {
-        Ok(io) => *io,
+    let e = match e.downcast::<io::Error>() {
+        Ok(io) => return *io,
+        Err(e) => e,
+    };
+    // Arrow wraps the writer's I/O errors; a closed pipe must stay a closed pipe.
+    match e.downcast::<arrow_schema::ArrowError>() {
+        Ok(arrow) => match *arrow {
+            arrow_schema::ArrowError::IoError(_, io) => io,
+            other => io::Error::other(other),
+        },
         Err(e) => io::Error::other(e),
     }
 }

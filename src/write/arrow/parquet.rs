@@ -16,7 +16,7 @@ use super::columns::{EventColumns, event_schema, metadata, session_batch, sessio
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
 use crate::write::{
-    AtomicFile, EventSink, Options, PartitionKey, Sessions, Target, is_directory_target, not_a_directory,
+    AtomicFile, EventSink, Options, PartitionKey, Pending, Sessions, Target, is_directory_target, not_a_directory,
     sessions_beside, unsupported,
 };
 
@@ -150,14 +150,14 @@ impl<W: Write + Send> EventFile<W> {
     }
 }
 
-/// Writes sessions as one Parquet file.
-fn write_sessions(path: &Path, sessions: &[&SessionSummary], with_agent: bool) -> io::Result<()> {
+/// Writes sessions as one Parquet file, complete but not yet under its final name.
+fn write_sessions(path: &Path, sessions: &[&SessionSummary], with_agent: bool) -> io::Result<Pending> {
     let batch = session_batch(sessions, with_agent).map_err(io_error)?;
     let file = AtomicFile::create(path)?;
     let mut writer =
         ArrowWriter::try_new(file, session_schema(with_agent), Some(properties("sessions"))).map_err(io_error)?;
     writer.write(&batch).map_err(io_error)?;
-    writer.into_inner().map_err(io_error)?.commit()
+    writer.into_inner().map_err(io_error)?.close()
 }
 
 /// One events file, and its sessions beside it unless it is a stream.
@@ -168,20 +168,21 @@ struct Single<W: Write + Send> {
     sessions_path: Option<PathBuf>,
 }
 
-/// How a finished events output is completed: a file is renamed into place, a stream flushed.
+/// How a finished events output is completed: a file is closed, to be renamed into place
+/// with the sessions beside it, and a stream flushed.
 trait Complete {
-    fn complete(self) -> io::Result<()>;
+    fn complete(self) -> io::Result<Option<Pending>>;
 }
 
 impl Complete for AtomicFile {
-    fn complete(self) -> io::Result<()> {
-        self.commit()
+    fn complete(self) -> io::Result<Option<Pending>> {
+        self.close().map(Some)
     }
 }
 
 impl Complete for Box<dyn Write + Send + '_> {
-    fn complete(mut self) -> io::Result<()> {
-        self.flush()
+    fn complete(mut self) -> io::Result<Option<Pending>> {
+        self.flush().map(|()| None)
     }
 }
 
@@ -202,12 +203,14 @@ impl<W: Write + Send + Complete> EventSink for Single<W> {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.events.take().expect("finish is called once").close()?.complete()?;
+        let mut files: Vec<Pending> =
+            self.events.take().expect("finish is called once").close()?.complete()?.into_iter().collect();
         if let Some(path) = self.sessions_path.take() {
             let summaries = std::mem::take(&mut self.sessions).finish();
-            write_sessions(&path, &summaries.iter().collect::<Vec<_>>(), true)?;
+            files.push(write_sessions(&path, &summaries.iter().collect::<Vec<_>>(), true)?);
         }
-        Ok(())
+        // Both files get their final names only once both are complete.
+        Pending::rename_all(files)
     }
 }
 
@@ -227,6 +230,8 @@ struct Partitioned {
     /// The last event's agent, session, partition date and directory: events come in runs of one
     /// session and day, which then need no lookup.
     last: Option<(Agent, String, Option<NaiveDate>, String)>,
+    /// Part files complete but not yet renamed, closed so that they hold no file descriptor.
+    pending: Vec<Pending>,
 }
 
 impl Partitioned {
@@ -241,6 +246,7 @@ impl Partitioned {
             sessions: Sessions::default(),
             last_date: HashMap::new(),
             last: None,
+            pending: Vec::new(),
         }
     }
 
@@ -292,7 +298,7 @@ impl Partitioned {
 
     fn close(&mut self, dir: &str) -> io::Result<()> {
         if let Some((file, _)) = self.open.remove(dir) {
-            file.close()?.commit()?;
+            self.pending.push(file.close()?.close()?);
         }
         Ok(())
     }
@@ -346,8 +352,11 @@ impl EventSink for Partitioned {
         }
         for (dir, sessions) in by_partition {
             let path = self.part_path("sessions", &dir);
-            write_sessions(&path, &sessions, self.with_agent())?;
+            let written = write_sessions(&path, &sessions, self.with_agent())?;
+            self.pending.push(written);
         }
-        Ok(())
+        // No part file has its final name until the whole dataset is complete: a reader of
+        // `DIR/events/**` never sees part of a run.
+        Pending::rename_all(std::mem::take(&mut self.pending))
     }
 }

@@ -24,7 +24,8 @@ use chrono::{DateTime, Utc};
 use crate::model::{Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, SessionSummary};
 use crate::validate::Validator;
 use crate::write::{
-    AtomicFile, EventSink, Options, Sessions, Target, Writer, is_directory_target, session_file_name, unsupported,
+    AtomicFile, EventSink, Options, Pending, Sessions, Target, Writer, is_directory_target, session_file_name,
+    unsupported,
 };
 
 /// The interchange writer.
@@ -152,10 +153,11 @@ impl EventSink for Document<'_> {
                     let path = dir.join(key.0.as_str()).join(session_file_name(key.0, &key.1, "json", &mut used));
                     let mut file = BufWriter::new(AtomicFile::create(&path)?);
                     self.write_document(&mut file, &header, std::slice::from_ref(key), &summaries, &mut spool)?;
-                    files.push(file.into_inner().map_err(io::IntoInnerError::into_error)?);
+                    // Closed now, so that a run of many sessions holds one file open at a time.
+                    files.push(file.into_inner().map_err(io::IntoInnerError::into_error)?.close()?);
                 }
                 // Every document is complete before any gets its final name.
-                files.into_iter().try_for_each(AtomicFile::commit)
+                Pending::rename_all(files)
             }
         }
     }
