@@ -233,7 +233,9 @@ impl Validator {
     pub fn check(&self, name: &str, mut input: impl BufRead) -> io::Result<Validation> {
         let mut first = Vec::new();
         input.read_until(b'\n', &mut first)?;
-        let is_event = serde_json::from_slice::<Value>(&first).is_ok_and(|v| v.get("kind").is_some());
+        // An empty file is unified JSONL with no events, as `convert` writes for no input.
+        let is_event = first.iter().all(u8::is_ascii_whitespace)
+            || serde_json::from_slice::<Value>(&first).is_ok_and(|v| v.get("kind").is_some());
         let input = io::Cursor::new(first).chain(input);
         if is_event { self.check_jsonl(name, io::BufReader::new(input)) } else { self.check_interchange(name, input) }
     }
@@ -346,6 +348,14 @@ mod tests {
 
     fn messages(v: &Validation) -> Vec<String> {
         v.findings.iter().map(ToString::to_string).collect()
+    }
+
+    // Found by the mutation fuzzer: `convert` writes an empty file for inputs without events,
+    // and `validate` took it for a broken interchange document.
+    #[test]
+    fn an_empty_file_is_valid_jsonl_without_events() {
+        let v = Validator::new().check("empty.jsonl", &b""[..]).unwrap();
+        assert_eq!((v.events, v.invalid), (0, 0));
     }
 
     #[test]
