@@ -417,3 +417,31 @@ fn every_format_ends_quietly_on_a_closed_pipe() {
         assert!(!stderr(&out).contains("Broken pipe"), "{format}: {}", stderr(&out));
     }
 }
+
+// Issue 19, item 10: one line of 1 GiB (from a 33 KB `.zst`) was held whole, and more: memory
+// past 4 GB. A line longer than `--max-line-bytes` is reported and skipped as it is read.
+#[test]
+fn a_line_past_the_limit_is_reported_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(sample("codex/envelope-user-and-assistant-text.jsonl")).unwrap();
+    let long = format!(
+        r#"{{"timestamp":"2026-01-01T00:00:01Z","type":"event_msg","payload":{{"type":"note","blob":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    let at = text.find('\n').unwrap() + 1;
+    text.insert_str(at, &(long + "\n"));
+    std::fs::write(dir.path().join("long.jsonl"), &text).unwrap();
+    let out = agentlog(dir.path(), &["convert", "long.jsonl", "--max-line-bytes", "1000000"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 2: expected a line of at most 1000000 bytes, but found one of 3145819 bytes"),
+        "{}",
+        stderr(&out)
+    );
+    let lines: Vec<serde_json::Value> =
+        String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "the lines around it convert");
+    // Under the default limit the same line is read.
+    let out = agentlog(dir.path(), &["convert", "long.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -80,6 +80,11 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "FILE")]
     pub report: Option<PathBuf>,
 
+    /// Longest input line read, in bytes; a longer line is reported and skipped without being
+    /// held in memory.
+    #[arg(long, value_name = "BYTES", default_value_t = agentlog::read::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
+
     /// Allow -o inside an input directory.
     #[arg(long)]
     pub force: bool,

@@ -21,6 +21,9 @@ use super::inputs::InputSpec;
 /// Lines looked at to tell a file's format.
 const SNIFF_LINES: usize = 8;
 
+/// Bytes of those lines held at most.
+const SNIFF_BYTES: u64 = 64 << 20;
+
 /// One input with what is known of it before reading.
 #[derive(Clone)]
 pub struct Item {
@@ -70,7 +73,9 @@ pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufR
     let mut first_line = None;
     for _ in 0..SNIFF_LINES {
         let start = head.len();
-        if bytes.read_until(b'\n', &mut head)? == 0 {
+        // The lines looked at are held in memory: at most SNIFF_BYTES of them, however long.
+        let room = SNIFF_BYTES.saturating_sub(head.len() as u64);
+        if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
             break;
         }
         let line = String::from_utf8_lossy(&head[start..]);

@@ -204,6 +204,7 @@ fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[input
 }
 
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
+    read::set_max_line_bytes(args.max_line_bytes);
     let format = output_format(&args);
     let Some(writer) = write::writer(&format) else {
         reporter.error(&CliError::UnsupportedOutput { format });

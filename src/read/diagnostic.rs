@@ -125,6 +125,17 @@ impl Problem {
         }
     }
 
+    /// A line longer than the longest line read; it was skipped without being held whole.
+    pub fn line_too_long(length: u64, limit: usize) -> Self {
+        Problem {
+            code: "agentlog::input::line_too_long",
+            message: format!("expected a line of at most {limit} bytes, but found one of {length} bytes"),
+            column: 0,
+            help: Some("the line was skipped; raise the limit with --max-line-bytes to read it"),
+            is_error: false,
+        }
+    }
+
     /// Marks the problem as found on a last line without a line ending: a cut-off write.
     pub fn at_end_of_input(self) -> Self {
         if self.code != "agentlog::input::invalid_json" {

@@ -354,6 +354,8 @@ struct ChunkLine {
     range: std::ops::Range<usize>,
     /// Whether a line ending followed (the last line of an input may lack one).
     terminated: bool,
+    /// The line's length when it was longer than the limit: only its start is in the buffer.
+    length: Option<u64>,
 }
 
 /// Consecutive lines of an input, owned so that another thread can parse them.
@@ -435,8 +437,9 @@ impl Lines<'_> {
     /// Appends the next non-blank line to `buf` (from `start`, blank lines dropped); `None` at
     /// the end of input.
     fn next_line(&mut self, bytes: &mut dyn BufRead, buf: &mut Vec<u8>, start: usize) -> io::Result<Option<ChunkLine>> {
+        let limit = MAX_LINE_BYTES.load(std::sync::atomic::Ordering::Relaxed);
         while !self.at_end {
-            let read = read_line(bytes, buf)?;
+            let (read, too_long) = read_line(bytes, buf, limit)?;
             if read == 0 {
                 self.at_end = true;
                 break;
@@ -452,7 +455,8 @@ impl Lines<'_> {
                 continue;
             }
             let range = start..start + content.len();
-            return Ok(Some(ChunkLine { number: self.number, offset, range, terminated }));
+            let length = too_long.then_some(read as u64 - u64::from(terminated));
+            return Ok(Some(ChunkLine { number: self.number, offset, range, terminated, length }));
         }
         Ok(None)
     }
@@ -510,6 +514,10 @@ fn parse_line<P: LineParser>(
     content: &[u8],
 ) -> (Result<P::Parsed, Problem>, Vec<Problem>) {
     forget_notes();
+    if let Some(length) = line.length {
+        let limit = MAX_LINE_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+        return (Err(Problem::line_too_long(length, limit)), Vec::new());
+    }
     let text = match simdutf8::compat::from_utf8(content) {
         Err(e) => return (Err(Problem::invalid_utf8(e.valid_up_to())), Vec::new()),
         // U+FEFF, a byte-order mark.
@@ -601,12 +609,17 @@ fn take_notes(content: &[u8], fixed: Option<&str>) -> Vec<Problem> {
     problems
 }
 
-/// Appends the next line of `bytes` to `buf`, its `\n` included; the bytes read, 0 at the end.
+/// Appends the next line of `bytes` to `buf`, its `\n` included, keeping at most `limit` bytes
+/// of it: past that, only the first [`KEPT_OF_LONG_LINE`] bytes are kept (for the diagnostic)
+/// and the rest is read and dropped. Gives the bytes read (0 at the end) and whether the line
+/// was too long.
 ///
 /// [`BufRead::read_until`], with the newline searched for by `memchr`'s vector code rather than
 /// the standard library's word-at-a-time search, which took 2 % of a conversion's instructions.
-fn read_line(bytes: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
+fn read_line(bytes: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Result<(usize, bool)> {
+    let start = buf.len();
     let mut read = 0;
+    let mut too_long = false;
     loop {
         let available = match bytes.fill_buf() {
             Ok(available) => available,
@@ -617,13 +630,39 @@ fn read_line(bytes: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
             Some(i) => (i + 1, true),
             None => (available.len(), available.is_empty()),
         };
-        buf.extend_from_slice(&available[..used]);
+        if !too_long {
+            buf.extend_from_slice(&available[..used]);
+            if buf.len() - start > limit {
+                too_long = true;
+                buf.truncate(start + KEPT_OF_LONG_LINE);
+            }
+        }
+        let newline = done && used > 0;
         bytes.consume(used);
         read += used;
         if done {
-            return Ok(read);
+            // The kept start of a long line ends as the line did.
+            if too_long && newline {
+                buf.push(b'\n');
+            }
+            return Ok((read, too_long));
         }
     }
+}
+
+/// Bytes kept of a line longer than the limit, to show in its diagnostic.
+const KEPT_OF_LONG_LINE: usize = 200;
+
+/// Longest line read, in bytes; see [`set_max_line_bytes`].
+static MAX_LINE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_LINE_BYTES);
+
+/// The default longest line: 256 MiB, far beyond any record the agents write.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
+
+/// Sets the longest line readers read, for the whole process: a longer line is reported and
+/// skipped without being held whole, so that memory stays bounded whatever the input.
+pub fn set_max_line_bytes(limit: usize) {
+    MAX_LINE_BYTES.store(limit.max(KEPT_OF_LONG_LINE), std::sync::atomic::Ordering::Relaxed);
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {
@@ -719,7 +758,7 @@ mod tests {
                         }
                     }
                 };
-                let ours = lines(&|r, buf| read_line(r, buf).unwrap());
+                let ours = lines(&|r, buf| read_line(r, buf, usize::MAX).unwrap().0);
                 let std = lines(&|r, buf| r.read_until(b'\n', buf).unwrap());
                 assert_eq!(ours, std, "capacity {capacity}, input {:?}", String::from_utf8_lossy(input));
                 assert_eq!(ours.concat(), input);
