@@ -445,3 +445,52 @@ fn a_line_past_the_limit_is_reported_and_skipped() {
     let out = agentlog(dir.path(), &["convert", "long.jsonl"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }
+
+/// Temporary files under `dir`.
+fn temporaries(dir: &Path) -> Vec<String> {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| e.path().display().to_string())
+        .filter(|p| p.contains(".agentlog-tmp-"))
+        .collect()
+}
+
+// Issue 19, item 13: after SIGINT or SIGTERM, `*.agentlog-tmp-<pid>` files stayed behind for
+// ever, and nothing removed those of killed runs.
+#[test]
+fn temporary_files_do_not_outlive_their_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(sample("claude/user-and-assistant-text.jsonl")).unwrap();
+    std::fs::write(dir.path().join("big.jsonl"), text.repeat(40_000)).unwrap();
+    for (signal, output) in [("TERM", "out/"), ("INT", "out.parquet")] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+            .args(["convert", "-q", "big.jsonl", "-o", output])
+            .current_dir(dir.path())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while temporaries(dir.path()).is_empty() && started.elapsed() < std::time::Duration::from_secs(30) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!temporaries(dir.path()).is_empty(), "{signal}: the run wrote no temporary file");
+        let killed = std::process::Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status();
+        assert!(killed.unwrap().success());
+        let status = child.wait().unwrap();
+        if status.code() == Some(0) {
+            continue; // finished before the signal arrived: nothing to clean up
+        }
+        assert_eq!(status.code(), Some(130), "{signal}");
+        assert_eq!(temporaries(dir.path()), Vec::<String>::new(), "{signal}");
+    }
+    // A temporary file of a process that no longer runs is removed by the next run there.
+    let dead = (100_000..4_000_000).find(|pid| !Path::new(&format!("/proc/{pid}")).exists()).unwrap();
+    let stale = dir.path().join(format!("old.jsonl.agentlog-tmp-{dead}"));
+    std::fs::write(&stale, "partial").unwrap();
+    let live = dir.path().join(format!("other.jsonl.agentlog-tmp-{}", std::process::id()));
+    std::fs::write(&live, "being written").unwrap();
+    let out = agentlog(dir.path(), &["convert", "-q", "big.jsonl", "-o", "new.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stale.exists(), "the stale temporary file is removed");
+    assert!(live.exists(), "a running process's temporary file is left alone");
+}

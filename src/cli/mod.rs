@@ -35,6 +35,12 @@ pub fn main() -> ExitCode {
             return if e.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
         }
     };
+    // On Ctrl-C or SIGTERM, no temporary file is left behind; 130 is the shell's code for an
+    // interrupted command.
+    let _ = ctrlc::set_handler(|| {
+        agentlog::write::remove_temporary_files();
+        std::process::exit(130);
+    });
     std::panic::set_hook(Box::new(|info| {
         let _ = writeln!(
             io::stderr(),

@@ -223,10 +223,8 @@ impl AtomicFile {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir)?;
         }
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".agentlog-tmp-{}", std::process::id()));
-        let temp = path.with_file_name(name);
-        Ok(AtomicFile::new(File::create(&temp)?, Some(temp), path))
+        let temp = temporary_path(path);
+        Ok(AtomicFile::new(create_temporary(&temp)?, Some(temp), path))
     }
 
     fn new(file: File, temp: Option<PathBuf>, path: &Path) -> Self {
@@ -331,7 +329,84 @@ impl Drop for AtomicFile {
         if self.file.take().is_some()
             && let Some(temp) = &self.temp
         {
+            remove_temporary(temp);
+        }
+    }
+}
+
+/// The suffix of every temporary file, followed by the id of the process writing it.
+const TEMPORARY: &str = ".agentlog-tmp-";
+
+/// Temporary files this process has made and not yet renamed or removed.
+static TEMPORARIES: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Directories whose stale temporary files this process has looked for.
+static SWEPT: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The temporary path beside `path`: `out.jsonl.agentlog-tmp-<pid>`.
+pub fn temporary_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!("{TEMPORARY}{}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// Creates (or empties) the temporary file `temp` and registers it for
+/// [`remove_temporary_files`]; first removes, once per directory, temporary files that
+/// processes no longer running left there (killed with `kill -9`, or a power cut).
+///
+/// # Errors
+/// When the file cannot be created.
+pub fn create_temporary(temp: &Path) -> io::Result<File> {
+    if let Some(dir) = temp.parent() {
+        sweep_stale(if dir.as_os_str().is_empty() { Path::new(".") } else { dir });
+    }
+    let file = File::create(temp)?;
+    if let Ok(mut live) = TEMPORARIES.lock() {
+        live.push(temp.to_owned());
+    }
+    Ok(file)
+}
+
+/// Removes a temporary file and forgets it.
+pub fn remove_temporary(temp: &Path) {
+    let _ = fs::remove_file(temp);
+    forget_temporary(temp);
+}
+
+fn forget_temporary(temp: &Path) {
+    if let Ok(mut live) = TEMPORARIES.lock()
+        && let Some(at) = live.iter().position(|p| p == temp)
+    {
+        live.swap_remove(at);
+    }
+}
+
+/// Removes every temporary file this process has not yet renamed: what a signal handler calls
+/// before the process exits.
+pub fn remove_temporary_files() {
+    if let Ok(mut live) = TEMPORARIES.lock() {
+        for temp in live.drain(..) {
             let _ = fs::remove_file(temp);
+        }
+    }
+}
+
+/// Removes the temporary files in `dir` whose process is no longer running.
+fn sweep_stale(dir: &Path) {
+    let Ok(mut swept) = SWEPT.lock() else { return };
+    if swept.iter().any(|d| d == dir) {
+        return;
+    }
+    swept.push(dir.to_owned());
+    drop(swept);
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some((_, pid)) = name.to_str().and_then(|n| n.rsplit_once(TEMPORARY)) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() && Path::new("/proc/self").exists()
+        {
+            let _ = fs::remove_file(entry.path());
         }
     }
 }
@@ -352,7 +427,15 @@ impl Pending {
     /// When renaming fails.
     pub fn rename(mut self) -> io::Result<()> {
         match self.temp.take() {
-            Some(temp) => fs::rename(temp, &self.path),
+            Some(temp) => {
+                let renamed = fs::rename(&temp, &self.path);
+                if renamed.is_ok() {
+                    forget_temporary(&temp);
+                } else {
+                    remove_temporary(&temp);
+                }
+                renamed
+            }
             None => Ok(()),
         }
     }
@@ -376,7 +459,7 @@ impl Pending {
 impl Drop for Pending {
     fn drop(&mut self) {
         if let Some(temp) = &self.temp {
-            let _ = fs::remove_file(temp);
+            remove_temporary(temp);
         }
     }
 }

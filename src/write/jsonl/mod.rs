@@ -20,8 +20,8 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, encode, is_directory_target, session_file_name,
-    unsupported,
+    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode, forget_temporary,
+    is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
 };
 
 /// The JSONL writer.
@@ -184,9 +184,10 @@ impl EventSink for PerSession {
                     let sub = self.dir.join(event.agent.as_str());
                     fs::create_dir_all(&sub)?;
                     let name = session_file_name(event.agent, &event.session_id, "jsonl", &mut self.names);
-                    let paths = (sub.join(format!("{name}.agentlog-tmp-{}", std::process::id())), sub.join(name));
+                    let path = sub.join(name);
+                    let paths = (temporary_path(&path), path);
                     // A temporary file left by an earlier, failed run is started afresh.
-                    File::create(&paths.0)?;
+                    create_temporary(&paths.0)?;
                     self.files.insert(key.clone(), paths.clone());
                     paths
                 }
@@ -210,6 +211,7 @@ impl EventSink for PerSession {
         files.sort();
         for (temp, path) in files {
             fs::rename(temp, path)?;
+            forget_temporary(temp);
         }
         self.committed = true;
         Ok(())
@@ -220,7 +222,7 @@ impl Drop for PerSession {
     fn drop(&mut self) {
         if !self.committed {
             for (temp, _) in self.files.values() {
-                let _ = fs::remove_file(temp);
+                remove_temporary(temp);
             }
         }
     }
