@@ -494,3 +494,64 @@ fn temporary_files_do_not_outlive_their_run() {
     assert!(!stale.exists(), "the stale temporary file is removed");
     assert!(live.exists(), "a running process's temporary file is left alone");
 }
+
+/// Every event line under `dir`, by session id, counted.
+fn events_by_session(dir: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut sessions = std::collections::BTreeMap::new();
+    for entry in walkdir::WalkDir::new(dir).into_iter().filter_map(Result::ok) {
+        if entry.path().extension().is_some_and(|e| e == "jsonl") {
+            for line in std::fs::read_to_string(entry.path()).unwrap().lines() {
+                let event: serde_json::Value = serde_json::from_str(line).unwrap();
+                *sessions.entry(event["session_id"].as_str().unwrap().to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    sessions
+}
+
+/// A one-prompt Claude Code session file line, with the session id and record uuid given.
+fn claude_prompt(session: &str, uuid: &str, text: &str) -> String {
+    format!(
+        r#"{{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/w","sessionId":"{session}","version":"2.1.114","type":"user","message":{{"role":"user","content":"{text}"}},"uuid":"{uuid}","timestamp":"2026-01-11T08:00:00.000Z"}}"#
+    ) + "\n"
+}
+
+// Issue 19, item 2: `--incremental` rewrote a session's output from the redone group only when
+// the session was in two groups (two Claude Code project directories), or when two ids reduced
+// to the same file name; the other group's events vanished.
+#[test]
+fn an_incremental_run_keeps_every_event_of_every_output_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    for project in ["projects/a", "projects/b"] {
+        std::fs::create_dir_all(p.join(project)).unwrap();
+    }
+    let s = "5e550000-0000-4000-8000-000000000001";
+    std::fs::write(p.join("projects/a/one.jsonl"), claude_prompt(s, "a0000000-0000-4000-8000-000000000001", "first"))
+        .unwrap();
+    std::fs::write(p.join("projects/b/two.jsonl"), claude_prompt(s, "b0000000-0000-4000-8000-000000000001", "second"))
+        .unwrap();
+    let codex = std::fs::read_to_string(sample("codex/envelope-user-and-assistant-text.jsonl")).unwrap();
+    let id = "019c8a4c-0000-7000-8000-00000000c0de";
+    std::fs::create_dir_all(p.join("codex")).unwrap();
+    std::fs::write(p.join("codex/rollout-1.jsonl"), codex.replace(id, "x/y")).unwrap();
+    std::fs::write(p.join("codex/rollout-2.jsonl"), codex.replace(id, "x:y")).unwrap();
+    let run = || {
+        let out = agentlog(p, &["convert", "-q", "projects", "codex", "-o", "out/", "--incremental"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        events_by_session(&p.join("out"))
+    };
+    let first = run();
+    assert_eq!(first.get(s), Some(&2), "{first:?}");
+    assert_eq!(first.len(), 3, "{first:?}");
+    // Change one input of each pair, as an agent appending to a session does.
+    let mut one = std::fs::OpenOptions::new().append(true).open(p.join("projects/a/one.jsonl")).unwrap();
+    std::io::Write::write_all(&mut one, claude_prompt(s, "a0000000-0000-4000-8000-000000000002", "more").as_bytes())
+        .unwrap();
+    drop(one);
+    std::fs::write(p.join("codex/rollout-2.jsonl"), codex.replace(id, "x:y") + "\n").unwrap();
+    let second = run();
+    assert_eq!(second.get(s), Some(&3), "both project directories' events: {second:?}");
+    assert_eq!(second.get("x/y"), first.get("x/y"), "{second:?}");
+    assert_eq!(second.get("x:y"), first.get("x:y"), "{second:?}");
+}

@@ -67,6 +67,10 @@ struct ToSink<'a, 'w> {
     sizes: std::collections::HashMap<String, u64>,
     progress: &'a ProgressBar,
     report: Option<Vec<serde_json::Value>>,
+    /// The sessions of each input, for an incremental run's manifest.
+    input_sessions: Option<std::collections::HashMap<String, Vec<[String; 2]>>>,
+    /// The sessions of the input being read.
+    current: std::collections::BTreeSet<(Agent, String)>,
 }
 
 impl ToSink<'_, '_> {
@@ -76,6 +80,9 @@ impl ToSink<'_, '_> {
         if self.last_session.as_ref().is_none_or(|(a, i)| *a != agent || i != id) {
             let key = (agent, id.to_owned());
             self.sessions.insert(key.clone());
+            if self.input_sessions.is_some() {
+                self.current.insert(key.clone());
+            }
             self.last_session = Some(key);
         }
     }
@@ -90,6 +97,8 @@ impl ToSink<'_, '_> {
 
 impl Destination for ToSink<'_, '_> {
     fn begin(&mut self, name: &str) -> io::Result<()> {
+        self.last_session = None;
+        self.current.clear();
         self.sink.begin_source(name)
     }
 
@@ -109,6 +118,10 @@ impl Destination for ToSink<'_, '_> {
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {
+        if let Some(inputs) = &mut self.input_sessions {
+            let sessions = std::mem::take(&mut self.current).into_iter();
+            inputs.insert(outcome.name.clone(), sessions.map(|(a, id)| [a.as_str().to_owned(), id]).collect());
+        }
         let size = self.sizes.get(&outcome.name).copied().unwrap_or(0);
         self.totals.bytes += size;
         self.progress.inc(size);
@@ -148,6 +161,40 @@ impl Destination for ToSink<'_, '_> {
     }
 }
 
+/// The groups an incremental run redoes: those with an input changed since the manifest was
+/// written, then, until none is added, those holding a session that a group to redo holds (by
+/// the manifest, or, for a changed input, by its first lines).
+fn groups_to_redo(groups: Vec<batch::Group>, manifest: &super::incremental::Manifest) -> Vec<batch::Group> {
+    let sessions_of = |group: &batch::Group| -> Vec<[String; 2]> {
+        let mut sessions: Vec<[String; 2]> =
+            group.items.iter().flat_map(|i| manifest.sessions(&i.spec)).cloned().collect();
+        for item in group.items.iter().filter(|i| !i.unchanged) {
+            if let Some(agent) = item.reader.agent() {
+                sessions.push([agent.as_str().to_owned(), batch::peek(item).0]);
+            }
+        }
+        sessions
+    };
+    let mut redo: Vec<bool> = groups.iter().map(|g| g.items.iter().any(|i| !i.unchanged)).collect();
+    let mut held: std::collections::HashSet<[String; 2]> =
+        groups.iter().zip(&redo).filter(|(_, r)| **r).flat_map(|(g, _)| sessions_of(g)).collect();
+    loop {
+        let mut added = false;
+        for (group, redo) in groups.iter().zip(redo.iter_mut()).filter(|(_, r)| !**r) {
+            let sessions = sessions_of(group);
+            if sessions.iter().any(|s| held.contains(s)) {
+                *redo = true;
+                added = true;
+                held.extend(sessions);
+            }
+        }
+        if !added {
+            break;
+        }
+    }
+    groups.into_iter().zip(redo).filter(|(_, r)| *r).map(|(g, _)| g).collect()
+}
+
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let started = Instant::now();
@@ -168,8 +215,12 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         agentlog::read::reader(name)
     };
     let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged);
-    // A group is redone whole when any of its inputs changed: its sessions' outputs are rewritten.
-    let groups: Vec<_> = groups.into_iter().filter(|g| g.items.iter().any(|i| !i.unchanged)).collect();
+    // A group is redone whole when any of its inputs changed, and so is every group that holds
+    // a session a redone group holds: a session's output file is rewritten from all its inputs.
+    let groups = match &manifest {
+        Some(manifest) => groups_to_redo(groups, manifest),
+        None => groups,
+    };
     let failed_to_plan = errors.len() as u64;
     for e in &errors {
         reporter.error(e);
@@ -208,10 +259,12 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         sizes,
         progress: &progress,
         report: plan.report.as_ref().map(|_| Vec::new()),
+        input_sessions: manifest.as_ref().map(|_| Default::default()),
+        current: Default::default(),
     };
     let encoder = dest.sink.encoder();
     let mut result = batch::run(&groups, &mut dest, plan.jobs, encoder);
-    let ToSink { mut totals, sessions, report, .. } = dest;
+    let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;
     if result.is_ok() {
         result = sink.finish();
@@ -238,7 +291,10 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
                 }
                 _ => None,
             })
-            .try_for_each(|(path, reader)| manifest.record(path, reader))
+            .try_for_each(|(path, reader)| {
+                let sessions = input_sessions.as_mut().and_then(|s| s.remove(path.as_str())).unwrap_or_default();
+                manifest.record(path, reader, sessions)
+            })
             .and_then(|()| manifest.save(dir));
         if let Err(e) = saved {
             reporter.error(&CliError::output(&plan.output, e));

@@ -39,6 +39,10 @@ pub struct Entry {
     pub sha1: String,
     /// Name of the reader that read it.
     pub reader: String,
+    /// The sessions its events belong to, as `[agent, session id]`: a session's output file is
+    /// rewritten from every input that holds it.
+    #[serde(default)]
+    pub sessions: Vec<[String; 2]>,
 }
 
 impl Manifest {
@@ -71,7 +75,7 @@ impl Manifest {
     ///
     /// # Errors
     /// When the file cannot be read to hash it.
-    pub fn record(&mut self, path: &str, reader: &str) -> io::Result<()> {
+    pub fn record(&mut self, path: &str, reader: &str, sessions: Vec<[String; 2]>) -> io::Result<()> {
         let (size, modified_ns) = stat(Path::new(path))?;
         use sha1::Digest as _;
         let mut hasher = sha1::Sha1::new();
@@ -84,9 +88,17 @@ impl Manifest {
             }
             hasher.update(&buf[..n]);
         }
-        let entry = Entry { size, modified_ns, sha1: hex(&hasher.finalize()), reader: reader.to_owned() };
+        let entry = Entry { size, modified_ns, sha1: hex(&hasher.finalize()), reader: reader.to_owned(), sessions };
         self.files.insert(path.to_owned(), entry);
         Ok(())
+    }
+
+    /// The sessions `input` held when it was last converted.
+    pub fn sessions(&self, input: &InputSpec) -> &[[String; 2]] {
+        match input {
+            InputSpec::File(path) => self.files.get(path).map_or(&[], |e| e.sessions.as_slice()),
+            InputSpec::Stdin => &[],
+        }
     }
 
     /// Writes the manifest into `dir`, replacing the old one whole.

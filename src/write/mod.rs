@@ -504,8 +504,10 @@ pub fn is_directory_target(path: &Path) -> bool {
 }
 
 /// A file name for a session's output that stays inside its directory whatever the id holds:
-/// `<agent>-<id>.<extension>`, the id reduced to ASCII letters, digits, `-`, `_` and `.`,
-/// shortened, and made unique among `used`.
+/// `<agent>-<id>.<extension>`, the id reduced to ASCII letters, digits, `-`, `_` and `.` and
+/// shortened. An id that had to be changed gets a hash of the whole id after it, so that two ids
+/// never share a name however the runs that write them are split (`--incremental`); a name
+/// already in `used` gets a counter.
 pub fn session_file_name(
     agent: crate::model::Agent,
     session_id: &str,
@@ -520,6 +522,11 @@ pub fn session_file_name(
     // Runs of dots are harmless after the agent prefix, but read as traversal; collapse them.
     while safe.contains("..") {
         safe = safe.replace("..", "_");
+    }
+    if safe != session_id {
+        let hash = crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, session_id.as_bytes());
+        safe.push('-');
+        safe.push_str(&hash.simple().to_string()[..8]);
     }
     let base = format!("{}-{safe}", agent.as_str());
     let mut name = format!("{base}.{extension}");
@@ -545,6 +552,10 @@ mod tests {
             assert!(name.starts_with("codex-") && name.ends_with(".json"), "{name}");
         }
         assert_eq!(session_file_name(Agent::ClaudeCode, "ok-id_1.2", "json", &mut used), "claude-code-ok-id_1.2.json");
+        // Ids that reduce to the same characters keep names of their own, in any order.
+        let a = session_file_name(Agent::Codex, "a/b", "json", &mut std::collections::HashSet::new());
+        let b = session_file_name(Agent::Codex, "a:b", "json", &mut std::collections::HashSet::new());
+        assert!(a.starts_with("codex-a_b-") && b.starts_with("codex-a_b-") && a != b, "{a} {b}");
         assert_eq!(
             session_file_name(Agent::ClaudeCode, "ok-id_1.2", "json", &mut used),
             "claude-code-ok-id_1.2-2.json",
