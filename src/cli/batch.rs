@@ -37,6 +37,8 @@ pub struct Item {
     /// lines. Standard input, pipes and devices are told as they are read, since they can be
     /// read only once.
     pub told: bool,
+    /// Whether the reader was given by the user (`--from`), not told from the content.
+    pub forced: bool,
     /// Whether an incremental run's manifest says it has not changed since it was converted.
     pub unchanged: bool,
 }
@@ -63,11 +65,19 @@ pub struct Chosen {
 }
 
 /// The reader for an input: the one given, or the one whose format the first lines match;
-/// `None` when nothing is given and nothing matches.
+/// `None` when nothing is given and nothing matches. With `check`, the first lines of an input
+/// given a reader are looked at too, to tell what they look like.
 ///
 /// The lines read to decide are put back in front of the rest, so nothing is read twice from
 /// the source (which may be a pipe).
-pub fn choose_reader(given: Option<&'static dyn Reader>, mut bytes: Box<dyn BufRead>) -> io::Result<Option<Chosen>> {
+pub fn choose_reader(
+    given: Option<&'static dyn Reader>,
+    check: bool,
+    mut bytes: Box<dyn BufRead>,
+) -> io::Result<Option<Chosen>> {
+    if let Some(reader) = given.filter(|_| !check) {
+        return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new() }));
+    }
     let mut head = Vec::new();
     let mut records = Vec::new();
     let mut first_line = None;
@@ -123,7 +133,7 @@ pub fn plan(
         .par_iter()
         .map(|spec| {
             if let Some(reader) = unchanged(spec) {
-                return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, unchanged: true });
+                return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, forced: false, unchanged: true });
             }
             let name = spec.name().to_owned();
             let meta = match spec {
@@ -137,13 +147,13 @@ pub fn plan(
                 // they are read.
                 (None, None) => (read::READERS[0], false),
                 (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
-                (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, b)) {
+                (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, false, b)) {
                     Ok(Some(chosen)) => (chosen.reader, true),
                     Ok(None) => return Err(CliError::UnknownFormat { path: name }),
                     Err(source) => return Err(CliError::Unreadable { path: name, source }),
                 },
             };
-            Ok(Item { spec: spec.clone(), size, reader, told, unchanged: false })
+            Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false })
         })
         .collect();
     let mut groups: Vec<Group> = Vec::new();
@@ -234,7 +244,8 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
     let mut shared = Shared::default();
     for item in &group.items {
         let name = item.spec.name();
-        let opened = open(&item.spec).and_then(|bytes| choose_reader(item.told.then_some(item.reader), bytes));
+        let given = item.told.then_some(item.reader);
+        let opened = open(&item.spec).and_then(|bytes| choose_reader(given, item.forced, bytes));
         let Chosen { bytes, reader, looks_like, first_line } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {
@@ -909,6 +920,7 @@ mod tests {
             size: 0,
             reader,
             told: true,
+            forced: false,
             unchanged: false,
         };
         for readers in [1, 2] {
