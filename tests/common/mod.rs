@@ -13,12 +13,14 @@ pub fn own_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
 }
 
-/// The third-party corpus beside the project, if present; prints a notice when it is not.
+/// The third-party corpus beside the project, if present; prints a notice when it is not, and
+/// fails under `CI`, which must have it.
 pub fn shared_corpus() -> Option<PathBuf> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
     if path.is_dir() {
         Some(path)
     } else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have the shared corpus at {}", path.display());
         eprintln!("notice: {} is absent; skipping the real-corpus part of this test", path.display());
         None
     }
