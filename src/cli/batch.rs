@@ -89,14 +89,18 @@ pub fn choose_reader(
             break;
         }
         let line = String::from_utf8_lossy(&head[start..]);
-        let line = line.trim().trim_start_matches('\u{feff}').to_owned();
+        let line = line.trim().trim_start_matches('\u{feff}');
         if line.is_empty() {
             continue;
         }
-        if let Ok(value) = serde_json::from_str::<serde_json::Value>(&line) {
-            records.push(value);
+        records.extend(sniffed_record(line));
+        if first_line.is_none() {
+            let mut prefix = FIELD_BYTES.min(line.len());
+            while !line.is_char_boundary(prefix) {
+                prefix -= 1;
+            }
+            first_line = Some(line[..prefix].to_owned());
         }
-        first_line.get_or_insert(line);
     }
     let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     let Some(first_line) = first_line else {
@@ -106,6 +110,28 @@ pub fn choose_reader(
     };
     let looks_like = read::sniff(&records, &first_line);
     Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
+}
+
+/// Values longer than this are not copied when a file's format is told.
+const FIELD_BYTES: usize = 64 << 10;
+
+/// A line as the readers' `sniff` sees it: its top-level fields, each value parsed when it is
+/// short and an empty value of its kind when it is not, so that a huge first record is not
+/// copied again to tell the file's format; `None` when the line is not a JSON object.
+fn sniffed_record(line: &str) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    if line.len() <= FIELD_BYTES {
+        return serde_json::from_str(line).ok();
+    }
+    let fields: std::collections::BTreeMap<String, &serde_json::value::RawValue> = serde_json::from_str(line).ok()?;
+    let shallow = |raw: &serde_json::value::RawValue| match raw.get().as_bytes().first() {
+        _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        Some(b'"') => Value::String(String::new()),
+        Some(b'{') => Value::Object(serde_json::Map::new()),
+        Some(b'[') => Value::Array(Vec::new()),
+        _ => Value::Null,
+    };
+    Some(Value::Object(fields.into_iter().map(|(key, raw)| (key, shallow(raw))).collect()))
 }
 
 /// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
@@ -789,7 +815,8 @@ pub fn peek(item: &Item) -> (String, String) {
     let mut session = None;
     let mut version = None;
     if let Ok(bytes) = open(&item.spec) {
-        for line in bytes.lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
+        // At most SNIFF_BYTES of the first lines are held, however long they are.
+        for line in BufReader::new(bytes.take(SNIFF_BYTES)).lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
             let p = v.get("payload").unwrap_or(&v);
             session = session.or_else(|| {
