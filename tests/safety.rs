@@ -444,6 +444,16 @@ fn a_line_past_the_limit_is_reported_and_skipped() {
     // Under the default limit the same line is read.
     let out = agentlog(dir.path(), &["convert", "long.jsonl"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A file whose first record is long is still told apart by its fields.
+    let prompt = claude_prompt(
+        "5e550000-0000-4000-8000-000000000002",
+        "c0000000-0000-4000-8000-000000000001",
+        &"y".repeat(200_000),
+    );
+    std::fs::write(dir.path().join("first.jsonl"), prompt).unwrap();
+    let out = agentlog(dir.path(), &["convert", "first.jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"agent\":\"claude-code\""));
 }
 
 /// Temporary files under `dir`.

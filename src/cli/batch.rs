@@ -22,7 +22,7 @@ use super::inputs::InputSpec;
 const SNIFF_LINES: usize = 8;
 
 /// Bytes of those lines held at most.
-const SNIFF_BYTES: u64 = 64 << 20;
+const SNIFF_BYTES: u64 = 16 << 20;
 
 /// One input with what is known of it before reading.
 #[derive(Clone)]

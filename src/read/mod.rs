@@ -631,10 +631,14 @@ fn read_line(bytes: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Re
             None => (available.len(), available.is_empty()),
         };
         if !too_long {
-            buf.extend_from_slice(&available[..used]);
-            if buf.len() - start > limit {
+            if buf.len() - start + used > limit {
+                // Past the limit: keep the line's start for the diagnostic, and no more.
                 too_long = true;
+                let kept = (start + KEPT_OF_LONG_LINE).saturating_sub(buf.len()).min(used);
+                buf.extend_from_slice(&available[..kept]);
                 buf.truncate(start + KEPT_OF_LONG_LINE);
+            } else {
+                buf.extend_from_slice(&available[..used]);
             }
         }
         let newline = done && used > 0;
