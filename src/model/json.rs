@@ -91,24 +91,23 @@ impl Json {
     /// repairing it when it is not valid JSON data.
     pub fn from_raw(raw: &RawValue) -> Self {
         // Parsed raw values hold no surrounding whitespace, and copying one does not re-parse it.
-        if !needs_rewrite(raw.get()) {
-            return Json(raw.to_owned());
+        match repair_text(raw.get()) {
+            None => Json(raw.to_owned()),
+            Some(text) => Json::repaired(text),
         }
-        Json::rewritten(raw.get())
     }
 
     /// Keeps compact, valid JSON data as it is, else rewrites it.
     fn from_boxed(raw: Box<RawValue>) -> Self {
-        if !needs_rewrite(raw.get()) {
-            return Json(raw);
+        match repair_text(raw.get()) {
+            None => Json(raw),
+            Some(text) => Json::repaired(text),
         }
-        Json::rewritten(raw.get())
     }
 
-    fn rewritten(text: &str) -> Self {
-        let mut out = String::with_capacity(text.len());
-        rewrite(text, MAX_DEPTH, &mut out);
-        Json(RawValue::from_string(out).expect("rewritten JSON is valid"))
+    /// Keeps text that [`repair_text`] wrote.
+    fn repaired(text: String) -> Self {
+        Json(RawValue::from_string(text).expect("rewritten JSON is valid"))
     }
 
     /// Serialises any value into a [`Json`].

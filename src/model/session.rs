@@ -157,15 +157,20 @@ impl UsageTotals {
     }
 }
 
-/// The diagnostic of a session whose usage totals passed [`MAX_COUNT`], at `line` of `file`.
-fn capped_totals(file: String, line: Option<u64>) -> Diagnostic {
-    Diagnostic {
-        code: "agentlog::usage::total_overflow".into(),
+/// Records, once per session, that its usage totals passed [`MAX_COUNT`] at `line` of `file`.
+fn note_capped_totals(s: &mut SessionSummary, file: &str, line: Option<u64>) {
+    const CODE: &str = "agentlog::usage::total_overflow";
+    if s.diagnostics.iter().any(|d| d.code == CODE) {
+        return;
+    }
+    s.diagnostics.push(Diagnostic {
+        code: CODE.into(),
         message: format!("the session's token totals passed {MAX_COUNT} and are held there, not wrapped"),
-        file,
+        file: file.to_owned(),
         line,
         column: None,
-    }
+    });
+    s.counts.diagnostics += 1;
 }
 
 /// A problem with one input line (or a whole input), as recorded in summaries and reports.
@@ -298,10 +303,8 @@ impl SessionTally {
                 s.counts.meta += 1;
                 match (m.meta_type, &m.usage) {
                     (MetaType::Usage, Some(u)) if !event.copied => {
-                        if s.usage.add(u) && !s.diagnostics.iter().any(|d| d.code == "agentlog::usage::total_overflow")
-                        {
-                            s.diagnostics.push(capped_totals(event.source.file.clone(), Some(event.source.line)));
-                            s.counts.diagnostics += 1;
+                        if s.usage.add(u) {
+                            note_capped_totals(s, &event.source.file, Some(event.source.line));
                         }
                         if let Some(model) = &u.model {
                             insert(&mut self.models, model);
@@ -357,9 +360,9 @@ impl SessionTally {
         c.diagnostics += o.counts.diagnostics;
         let capped = s.usage.merge(&o.usage);
         s.diagnostics.extend(o.diagnostics);
-        if capped && !s.diagnostics.iter().any(|d| d.code == "agentlog::usage::total_overflow") {
-            s.diagnostics.push(capped_totals(other.files.iter().next().cloned().unwrap_or_default(), None));
-            s.counts.diagnostics += 1;
+        if capped {
+            let file = other.files.iter().next().cloned().unwrap_or_default();
+            note_capped_totals(s, &file, None);
         }
         self.versions.extend(other.versions);
         self.models.extend(other.models);
