@@ -144,24 +144,35 @@ impl Lines<'_> {
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
                 let (parsed, repairs) = parse_line(parser, &line, content);
-                if let Some(parsed) = self.account(&line, content, parsed, repairs) {
+                let parsed = self.account(&line, content, parsed, repairs);
+                let_go_if_long(&mut buf);
+                if let Some(parsed) = parsed {
                     mapper.map(parsed, out)?;
+                    let content = buf.get(line.range.clone()).unwrap_or_default();
                     self.note_repairs(&line, content, notes_in(content, None));
                 }
                 continue;
             };
             let (chunk, parsed) = from.recv().map_err(|_| io::Error::other("a parsing thread stopped"))?;
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            for (line, (parsed, repairs)) in chunk.lines.iter().zip(parsed) {
-                let content = &chunk.text[line.range.clone()];
-                if let Some(parsed) = self.account(line, content, parsed, repairs) {
+            let Chunk { mut text, lines } = chunk;
+            for (i, (line, (parsed, repairs))) in lines.iter().zip(parsed).enumerate() {
+                let content = &text[line.range.clone()];
+                let parsed = self.account(line, content, parsed, repairs);
+                // Only a chunk's last line can be long: a chunk ends after CHUNK_BYTES.
+                if i + 1 == lines.len() {
+                    let_go_if_long(&mut text);
+                }
+                if let Some(parsed) = parsed {
                     mapper.map(parsed, out)?;
+                    let content = text.get(line.range.clone()).unwrap_or_default();
                     self.note_repairs(line, content, notes_in(content, None));
                 }
             }
-            let mut text = chunk.text;
-            text.clear();
-            self.spare.push(text);
+            if text.capacity() > 0 {
+                text.clear();
+                self.spare.push(text);
+            }
         }
     }
 
@@ -247,6 +258,18 @@ impl Lines<'_> {
         }
     }
 }
+
+/// Frees a buffer that held a long line, once the line is parsed: its events are written
+/// without it beside them, and it is not kept for the next lines. Values repaired while the
+/// line is mapped are then reported without a column.
+fn let_go_if_long(buf: &mut Vec<u8>) {
+    if buf.capacity() > LONG_LINE_BYTES {
+        *buf = Vec::new();
+    }
+}
+
+/// Buffers that grew past this to hold a line are freed once it is parsed.
+const LONG_LINE_BYTES: usize = 4 * CHUNK_BYTES;
 
 /// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.
 ///

@@ -14,6 +14,8 @@
 //! left. Memory: events wait in an anonymous temporary file until the summaries are complete;
 //! only their offsets stay in memory.
 
+mod shortened;
+
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -72,6 +74,10 @@ enum Output<'w> {
 
 type Key = (Agent, String);
 
+/// Encoded events longer than this are checked with their long strings cut short
+/// ([`shortened`]) rather than as a copy of the whole event.
+const LONG_EVENT: usize = 1 << 20;
+
 struct Document<'w> {
     output: Option<Output<'w>>,
     /// Events as JSON, in arrival order, until the document is written.
@@ -98,7 +104,8 @@ impl EventSink for Document<'_> {
         self.buf.clear();
         crate::write::encode::event(event, &mut self.buf);
         self.buf.pop(); // The line's newline: the document places its events itself.
-        let value = serde_json::to_value(event)?;
+        let value =
+            if self.buf.len() <= LONG_EVENT { serde_json::to_value(event)? } else { shortened::parse(&self.buf)? };
         if let Some(v) = self.validator.event_violations(&value).first() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
