@@ -1,7 +1,10 @@
 //! agentlog converts coding-agent session logs into one unified event model.
 //!
 //! Readers ([`read`]) turn each agent's files into [`model::Event`]s; writers ([`write`]) turn
-//! events into output formats. The two sides meet only in the model:
+//! events into output formats. The two sides meet only in the model; the [`pipeline`] finds
+//! the inputs, tells their formats, groups them and runs them in parallel. The shortest way in
+//! is [`events`], every event of a file or directory in order; one reader can also be used
+//! alone:
 //!
 //! ```
 //! use agentlog::read::{Input, Reader, Shared, claude::Claude};
@@ -19,6 +22,9 @@
 //! ```
 
 pub mod model;
+pub mod pipeline;
 pub mod read;
 pub mod validate;
 pub mod write;
+
+pub use pipeline::{Found, events};

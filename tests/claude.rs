@@ -414,7 +414,7 @@ fn one_tool_call_per_tool_use_id_and_outputs_link_to_their_calls() {
         let name = path.display().to_string();
         // Independent count: distinct tool_use ids in the file, read with serde_json::Value.
         let mut ids = std::collections::BTreeSet::new();
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
+        for line in common::text(&path).lines() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
             if v["type"] != "assistant" {
                 continue;

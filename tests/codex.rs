@@ -391,7 +391,7 @@ fn tool_calls_equal_call_items_and_outputs_link_to_their_calls() {
         common::session_files(&root).into_iter().chain(common::session_files(&common::own_corpus().join("codex")))
     {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = common::text(&path);
         let mut items = 0;
         for line in text.lines() {
             let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };

@@ -85,9 +85,7 @@ fn record() -> impl Strategy<Value = Value> {
 fn sample_lines() -> Vec<String> {
     common::session_files(&common::own_corpus())
         .into_iter()
-        .flat_map(|(path, _)| {
-            std::fs::read_to_string(path).unwrap_or_default().lines().map(str::to_owned).collect::<Vec<_>>()
-        })
+        .flat_map(|(path, _)| common::text(&path).lines().map(str::to_owned).collect::<Vec<_>>())
         .filter(|l| !l.is_empty() && l.len() < 4096)
         .collect()
 }

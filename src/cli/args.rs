@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use agentlog::read::READERS;
 use agentlog::write::WRITERS;
 
-/// Convert coding-agent session logs (Claude Code, Codex CLI) into one unified event model.
+/// Convert coding-agent session logs into one unified event model.
 #[derive(Debug, Parser)]
 #[command(name = "agentlog", version, propagate_version = true, max_term_width = 100)]
 pub struct Args {
@@ -39,13 +39,21 @@ pub enum Command {
     },
 }
 
+/// The help of INPUT, naming each agent's default places.
+fn inputs_help() -> String {
+    let homes: Vec<&str> = READERS.iter().filter_map(|r| r.home()).collect();
+    format!(
+        "Files, directories (read recursively), quoted glob patterns, or `-` for standard input; none reads the agents' default places ({})",
+        homes.join(", ")
+    )
+}
+
 /// Arguments of `agentlog convert`.
 #[derive(Debug, clap::Args)]
 pub struct ConvertArgs {
     /// Files, directories (read recursively), quoted glob patterns, or `-` for standard input;
-    /// none reads the agents' default places ($CLAUDE_CONFIG_DIR or ~/.claude and
-    /// ~/.config/claude, $CODEX_HOME or ~/.codex).
-    #[arg(value_name = "INPUT")]
+    /// none reads the agents' default places.
+    #[arg(value_name = "INPUT", help = inputs_help())]
     pub inputs: Vec<String>,
 
     /// Input format; `auto` tells each file's agent from its content.

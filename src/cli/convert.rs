@@ -10,11 +10,10 @@ use agentlog::read::Reader;
 use agentlog::write::{EventSink, Options, Target, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use super::batch::{self, Destination, Encoded, Outcome};
 use super::error::CliError;
 use super::exit::Exit;
-use super::inputs::InputSpec;
 use super::report::Reporter;
+use agentlog::pipeline::{self as batch, Destination, Encoded, InputError, InputSpec, Outcome};
 
 /// A convert run, resolved from the arguments.
 pub struct Plan {
@@ -149,7 +148,7 @@ impl Destination for ToSink<'_, '_> {
             }
             Err(e) => {
                 self.totals.failed += 1;
-                self.totals.internal += u64::from(matches!(e, CliError::Internal { .. }));
+                self.totals.internal += u64::from(matches!(e, InputError::Internal { .. }));
                 self.reporter.error(e);
                 serde_json::json!({ "file": outcome.name, "status": "error", "error": e.to_string() })
             }

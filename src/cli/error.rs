@@ -1,57 +1,19 @@
-//! Operational errors: inputs that cannot be found, read or recognised, outputs that cannot be
-//! written.
+//! Operational errors: inputs that cannot be read, arguments that do not work together, outputs
+//! that cannot be written.
 
 use std::io;
 use std::path::PathBuf;
 
+use agentlog::pipeline::InputError;
 use miette::Diagnostic;
 
 /// An error that stops one input or the whole run.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum CliError {
-    /// An input path that matches nothing.
-    #[error("cannot find input {path}")]
-    #[diagnostic(
-        code(agentlog::input::not_found),
-        help("give a file, a directory, a quoted glob pattern, or - for standard input")
-    )]
-    NotFound {
-        /// The input as given.
-        path: String,
-    },
-
-    /// A glob pattern that is not valid.
-    #[error("invalid glob pattern {pattern}: {reason}")]
-    #[diagnostic(code(agentlog::input::bad_glob))]
-    BadGlob {
-        /// The pattern as given.
-        pattern: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-
-    /// An input that cannot be opened or read.
-    #[error("cannot read {path}: {source}")]
-    #[diagnostic(code(agentlog::input::unreadable))]
-    Unreadable {
-        /// The input as given.
-        path: String,
-        /// The underlying error.
-        source: io::Error,
-    },
-
-    /// An input whose agent cannot be told from its content.
-    #[error("cannot tell which agent wrote {path}")]
-    #[diagnostic(
-        code(agentlog::input::unknown_format),
-        help(
-            "its first lines match none of the formats agentlog reads (claude, codex, unified, interchange); pass --from NAME to read it anyway"
-        )
-    )]
-    UnknownFormat {
-        /// The input as given.
-        path: String,
-    },
+    /// An input that could not be read at all.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Input(#[from] InputError),
 
     /// A combination of arguments that does not work.
     #[error("{message}")]
@@ -67,19 +29,6 @@ pub enum CliError {
     UnsupportedOutput {
         /// The format asked for.
         format: String,
-    },
-
-    /// A bug met while reading one input; the other inputs still convert.
-    #[error("internal error while reading {path}, this is a bug: {message}")]
-    #[diagnostic(
-        code(agentlog::internal),
-        help("please report it with the input that caused it; the other inputs were converted")
-    )]
-    Internal {
-        /// The input as given.
-        path: String,
-        /// What went wrong.
-        message: String,
     },
 
     /// The output cannot be created or written.

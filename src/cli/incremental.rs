@@ -12,7 +12,7 @@ use std::time::UNIX_EPOCH;
 use agentlog::model::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
 
-use super::inputs::InputSpec;
+use agentlog::pipeline::InputSpec;
 
 /// The manifest's file name inside the output directory.
 const FILE: &str = ".agentlog-manifest.json";

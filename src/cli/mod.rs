@@ -2,13 +2,11 @@
 //! codes. The only module that knows clap, terminals and process exit codes.
 
 mod args;
-mod batch;
 mod convert;
 mod error;
 mod exit;
 mod guard;
 mod incremental;
-mod inputs;
 mod report;
 
 use std::io::{self, Write};
@@ -17,6 +15,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use agentlog::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
+use agentlog::pipeline::{self, InputError, InputSpec};
 use agentlog::{read, write};
 
 pub use args::Args;
@@ -87,7 +86,7 @@ fn run_validate(args: &args::ValidateArgs, reporter: &Reporter) -> Exit {
             .and_then(|f| validator.check(&name, std::io::BufReader::with_capacity(256 * 1024, f)));
         match result {
             Err(source) => {
-                reporter.error(&CliError::Unreadable { path: name, source });
+                reporter.error(&CliError::from(InputError::Unreadable { path: name, source }));
                 exit = exit.max(Exit::Input);
             }
             Ok(v) => {
@@ -116,19 +115,16 @@ fn run_validate(args: &args::ValidateArgs, reporter: &Reporter) -> Exit {
 
 /// The inputs named on the command line, or, with none, every session file in the readers'
 /// default places (`~/.claude/projects`, `~/.codex/sessions`, …).
-fn resolve_inputs(
-    args: &[String],
-    reader: Option<&'static dyn read::Reader>,
-) -> (Vec<inputs::InputSpec>, Vec<CliError>) {
+fn resolve_inputs(args: &[String], reader: Option<&'static dyn read::Reader>) -> (Vec<InputSpec>, Vec<InputError>) {
     if !args.is_empty() {
-        return inputs::expand(args);
+        return pipeline::expand(args);
     }
     let env = |name: &str| std::env::var_os(name);
     let readers: Vec<&dyn read::Reader> = match reader {
         Some(r) => vec![r],
         None => read::READERS.to_vec(),
     };
-    let files = readers.iter().flat_map(|r| r.discover(&env)).map(|p| inputs::InputSpec::File(p.display().to_string()));
+    let files = readers.iter().flat_map(|r| r.discover(&env)).map(|p| InputSpec::File(p.display().to_string()));
     (files.collect(), Vec::new())
 }
 
@@ -139,14 +135,14 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     for e in &missing {
         reporter.error(e);
     }
-    let (groups, errors) = batch::plan(&inputs, reader, &|_| None);
+    let (groups, errors) = pipeline::plan(&inputs, reader, &|_| None);
     for e in &errors {
         reporter.error(e);
     }
     let errors = missing.len() + errors.len();
     let mut out = io::stdout().lock();
     for item in groups.iter().flat_map(|g| &g.items) {
-        let (session, version) = batch::peek(item);
+        let (session, version) = pipeline::peek(item);
         let line = format!("{}\t{}\t{}\t{}\t{}", item.reader.name(), session, item.size, version, item.spec.name());
         if let Err(e) = writeln!(out, "{line}") {
             if e.kind() == io::ErrorKind::BrokenPipe {
@@ -161,7 +157,7 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
 
 /// A short id for this run's output files, derived from the inputs and the shard: the same
 /// inputs give the same names, and shards of one dataset never write the same file.
-fn run_id(inputs: &[inputs::InputSpec], shard: Option<(u32, u32)>) -> String {
+fn run_id(inputs: &[InputSpec], shard: Option<(u32, u32)>) -> String {
     let mut names: Vec<String> = inputs.iter().map(|i| i.name().to_owned()).collect();
     if let Some((k, n)) = shard {
         names.push(format!("shard {k}/{n}"));
@@ -176,18 +172,12 @@ fn output_format(args: &ConvertArgs) -> String {
         return to.clone();
     }
     let extension = args.output.as_ref().and_then(|p| p.extension()).and_then(|e| e.to_str());
-    match extension {
-        Some("parquet") => "parquet",
-        Some("arrow" | "arrows" | "feather" | "ipc") => "arrow",
-        Some("json") => "interchange",
-        _ => "unified",
-    }
-    .to_owned()
+    write::writer_for_extension(extension).name().to_owned()
 }
 
 /// Refuses every output path of a convert run (the output, files beside it, the report) that
 /// is an input, lies inside one, or holds one.
-fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[inputs::InputSpec]) -> Result<(), String> {
+fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[InputSpec]) -> Result<(), String> {
     let guard = guard::Inputs::new(&args.inputs, inputs);
     let options = write::Options {
         partition_by: vec![write::PartitionKey::Agent; args.partition_by.len()],
@@ -226,10 +216,10 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     }
     if inputs.is_empty() && errors.is_empty() {
         reporter.info(&if args.inputs.is_empty() {
-            "agentlog: no session files found in the default places (~/.claude, ~/.codex); give INPUT paths".to_owned()
+            "agentlog: no session files found in the agents' default places; give INPUT paths".to_owned()
         } else {
             format!(
-                "agentlog: no session files found in {} (files named *.jsonl, *.jsonl.zst or rollout-*.json are read)",
+                "agentlog: no session files found in {} (no file there has a name a reader accepts)",
                 args.inputs.join(", ")
             )
         });

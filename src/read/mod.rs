@@ -56,11 +56,36 @@ pub trait Reader: Send + Sync {
     /// non-empty line as text, for formats whose first line is not a JSON value.
     fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool;
 
+    /// Where [`Reader::discover`] looks, for `--help` (`$CODEX_HOME or ~/.codex`); `None` for
+    /// formats without a home.
+    fn home(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The session files this reader's agent keeps in its default places, in name order; empty
     /// for formats without a home. `env` looks up environment variables (`HOME` and the
     /// agent's own).
     fn discover(&self, _env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
         Vec::new()
+    }
+
+    /// Whether a file of this name, found while walking a directory, is one of this reader's
+    /// session files. Files no reader accepts are not read from directories (they may be read
+    /// when named).
+    fn accepts(&self, _file_name: &str) -> bool {
+        false
+    }
+
+    /// The key of the group of inputs a file belongs to: files of one group share reader state
+    /// ([`Shared`]) and are read in order on one thread. `None`, the default, reads each file
+    /// on its own.
+    fn group(&self, _path: &std::path::Path) -> Option<String> {
+        None
+    }
+
+    /// The session id and agent version one of a file's first records names, for listing.
+    fn peek(&self, _record: &serde_json::Value) -> Peek {
+        Peek::default()
     }
 
     /// Converts one input, passing each event to `out` in order.
@@ -69,6 +94,25 @@ pub trait Reader: Send + Sync {
     /// Only I/O errors: reading the input, or `out` failing to take an event. Problems with the
     /// content are reported in the returned [`ReadReport`], never as errors.
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport>;
+}
+
+/// What a file's first records say about it, for listing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Peek {
+    /// The session the file holds.
+    pub session: Option<String>,
+    /// The version of the agent that wrote it.
+    pub version: Option<String>,
+}
+
+/// Whether a file name ends like a JSON Lines file, plain or zstd-compressed.
+pub fn is_jsonl_name(file_name: &str) -> bool {
+    file_name.ends_with(".jsonl") || file_name.ends_with(".jsonl.zst")
+}
+
+/// The string at `key` of a JSON object, if it is one.
+fn string_at(value: &serde_json::Value, key: &str) -> Option<String> {
+    value.get(key).and_then(serde_json::Value::as_str).map(str::to_owned)
 }
 
 /// One input to read.

@@ -6,6 +6,7 @@
 //! renamed when complete ([`AtomicFile`]), so a failed run never leaves a file that looks
 //! finished.
 
+#[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod encode;
 mod file;
@@ -24,7 +25,19 @@ pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_t
 pub use sessions::Sessions;
 
 /// Every writer agentlog has, in the order `--help` lists them.
-pub const WRITERS: &[&dyn Writer] = &[&jsonl::Jsonl, &arrow::Parquet, &arrow::Arrow, &interchange::Interchange];
+pub const WRITERS: &[&dyn Writer] = &[
+    &jsonl::Jsonl,
+    #[cfg(feature = "parquet")]
+    &arrow::Parquet,
+    #[cfg(feature = "arrow")]
+    &arrow::Arrow,
+    &interchange::Interchange,
+];
+
+/// The writer an output file's extension chooses: the one that lists it, else the first.
+pub fn writer_for_extension(extension: Option<&str>) -> &'static dyn Writer {
+    WRITERS.iter().copied().find(|w| extension.is_some_and(|e| w.extensions().contains(&e))).unwrap_or(WRITERS[0])
+}
 
 /// Looks a writer up by name or alias (`unified`, `jsonl`).
 pub fn writer(name: &str) -> Option<&'static dyn Writer> {
@@ -83,6 +96,12 @@ pub trait Writer: Send + Sync {
 
     /// One line for `--help`.
     fn description(&self) -> &'static str;
+
+    /// File extensions (without the dot) that choose this format for an output file when no
+    /// format is named; the first writer of [`WRITERS`] is chosen for any other.
+    fn extensions(&self) -> &'static [&'static str] {
+        &[]
+    }
 
     /// Starts writing to `target`.
     ///

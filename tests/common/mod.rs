@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use agentlog::model::Event;
+use agentlog::pipeline::InputSpec;
 use agentlog::read::{Input, ReadReport, Reader, Shared};
 
 /// The project's own samples.
@@ -26,24 +27,19 @@ pub fn shared_corpus() -> Option<PathBuf> {
     }
 }
 
-/// Session files under `dir`, sorted, with the reader their folder names (`claude/`, `codex/`).
+/// Session files under `dir` as `convert` finds them, each with the reader its first lines
+/// match; that reader must be the one its folder names (`claude/`, `codex/`).
 pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
+    let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
+    assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
+    let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None);
+    assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     let mut files = Vec::new();
-    for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
-        let entry = entry.expect("corpus is readable");
-        let name = entry.file_name().to_string_lossy();
-        if !entry.file_type().is_file()
-            || !(name.ends_with(".jsonl") || name.ends_with(".json") && name.starts_with("rollout-"))
-        {
-            continue;
-        }
-        let rel = entry.path().strip_prefix(dir).unwrap().to_string_lossy().to_string();
-        let reader: &'static dyn Reader = if rel.starts_with("claude") || rel.contains("/claude/") {
-            &agentlog::read::claude::Claude
-        } else {
-            &agentlog::read::codex::Codex
-        };
-        files.push((entry.path().to_path_buf(), reader));
+    for item in groups.iter().flat_map(|g| &g.items) {
+        let path = PathBuf::from(item.spec.name());
+        let folder = if path.components().any(|c| c.as_os_str() == "claude") { "claude" } else { "codex" };
+        assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
+        files.push((path, item.reader));
     }
     files
 }
@@ -64,10 +60,10 @@ pub fn read_file(reader: &dyn Reader, path: &Path, name: &str) -> (Vec<Event>, R
 
 /// Reads one file with `reader`, naming it `name`, with the state of the files read before.
 pub fn read_file_with(reader: &dyn Reader, path: &Path, name: &str, shared: &mut Shared) -> (Vec<Event>, ReadReport) {
-    let file = std::fs::File::open(path).expect("corpus file opens");
+    let bytes = agentlog::pipeline::open(&InputSpec::File(path.display().to_string())).expect("corpus file opens");
     let mut events = Vec::new();
     let report = reader
-        .read(Input { name, bytes: Box::new(std::io::BufReader::new(file)), shared }, &mut |e| {
+        .read(Input { name, bytes, shared }, &mut |e| {
             events.push(e);
             Ok(())
         })
@@ -75,9 +71,21 @@ pub fn read_file_with(reader: &dyn Reader, path: &Path, name: &str, shared: &mut
     (events, report)
 }
 
-/// Counts the non-empty lines of a file, independently of the readers.
-pub fn non_empty_lines(path: &Path) -> u64 {
+/// A session file's bytes, decompressed for `*.zst`, read without the library.
+pub fn bytes(path: &Path) -> Vec<u8> {
     let bytes = std::fs::read(path).unwrap();
+    if path.extension().is_some_and(|e| e == "zst") { zstd::decode_all(bytes.as_slice()).unwrap() } else { bytes }
+}
+
+/// A session file's text, decompressed for `*.zst`, read without the library.
+pub fn text(path: &Path) -> String {
+    String::from_utf8_lossy(&bytes(path)).into_owned()
+}
+
+/// Counts the non-empty lines of a file (decompressed, for `*.zst`), independently of the
+/// readers.
+pub fn non_empty_lines(path: &Path) -> u64 {
+    let bytes = bytes(path);
     bytes.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).count() as u64
 }
 

@@ -19,7 +19,7 @@ mod raw;
 use std::io;
 
 use crate::model::{Agent, Event};
-use crate::read::{Input, ReadReport, Reader, read_lines};
+use crate::read::{Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// The Claude Code reader.
 pub struct Claude;
@@ -46,8 +46,26 @@ impl Reader for Claude {
         })
     }
 
+    fn home(&self) -> Option<&'static str> {
+        Some("$CLAUDE_CONFIG_DIR or ~/.claude and ~/.config/claude")
+    }
+
     fn discover(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
         paths::discover(env)
+    }
+
+    fn accepts(&self, file_name: &str) -> bool {
+        is_jsonl_name(file_name)
+    }
+
+    /// The files of one project directory: resumed sessions copy each other's records, and a
+    /// session's `subagents/` files belong to its project.
+    fn group(&self, path: &std::path::Path) -> Option<String> {
+        Some(paths::project_of(path).display().to_string())
+    }
+
+    fn peek(&self, record: &serde_json::Value) -> Peek {
+        Peek { session: string_at(record, "sessionId"), version: string_at(record, "version") }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

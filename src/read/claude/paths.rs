@@ -57,11 +57,7 @@ pub fn sidecar_call(path: &Path) -> Option<String> {
 /// The session file a subagent file belongs to: `<session>.jsonl` beside the `<session>/`
 /// folder that holds `subagents/` (2.1), or `<session_id>.jsonl` beside the agent file (2.0).
 pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
-    let nested = path
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "subagents"))
-        .and_then(|subagents| subagents.parent())
-        .map(|session_dir| session_dir.with_extension("jsonl"));
+    let nested = session_dir_of(path).map(|session_dir| session_dir.with_extension("jsonl"));
     let beside = path.parent().map(|dir| dir.join(format!("{session_id}.jsonl")));
     nested.into_iter().chain(beside).find(|p| p.is_file())
 }
@@ -101,4 +97,19 @@ pub fn spawning_call(path: &Path, agent_id: &str) -> Option<String> {
             }
         }
     }
+}
+
+/// The project directory of a session file: its own directory, or, for a file under a
+/// session's `subagents/` directory, the session's.
+pub fn project_of(path: &Path) -> &Path {
+    let project = match session_dir_of(path) {
+        Some(session_dir) => session_dir.parent(),
+        None => path.parent(),
+    };
+    project.unwrap_or(Path::new(""))
+}
+
+/// The `<session>/` folder of a 2.1 subagent file: the one holding its `subagents/` ancestor.
+fn session_dir_of(path: &Path) -> Option<&Path> {
+    path.ancestors().find(|a| a.file_name().is_some_and(|n| n == "subagents")).and_then(Path::parent)
 }

@@ -14,7 +14,7 @@ mod raw;
 use std::io::{self, BufRead, Read};
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Input, ReadReport, Reader, read_lines};
+use crate::read::{Emitter, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
 fn is_document(head: &[u8]) -> bool {
@@ -53,8 +53,24 @@ impl Reader for Codex {
         })
     }
 
+    fn home(&self) -> Option<&'static str> {
+        Some("$CODEX_HOME or ~/.codex")
+    }
+
     fn discover(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<std::path::PathBuf> {
         paths::discover(env)
+    }
+
+    /// Rollouts: `rollout-*.jsonl` (zstd-compressed when cold) and the TypeScript era's
+    /// `rollout-*.json`; other JSON Lines files too, since archives rename them.
+    fn accepts(&self, file_name: &str) -> bool {
+        is_jsonl_name(file_name) || (file_name.starts_with("rollout-") && file_name.ends_with(".json"))
+    }
+
+    fn peek(&self, record: &serde_json::Value) -> Peek {
+        let payload = record.get("payload").unwrap_or(record);
+        let meta = record.get("type").is_some_and(|t| t == "session_meta");
+        Peek { session: meta.then(|| string_at(payload, "id")).flatten(), version: string_at(payload, "cli_version") }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

@@ -4,7 +4,10 @@
 use std::io;
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Input, Line, LineMapper, LineParser, Problem, ReadReport, Reader, read_lines};
+use crate::read::{
+    Emitter, Input, Line, LineMapper, LineParser, Peek, Problem, ReadReport, Reader, is_jsonl_name, read_lines,
+    string_at,
+};
 
 /// The unified JSONL reader.
 pub struct Unified;
@@ -24,6 +27,14 @@ impl Reader for Unified {
 
     fn sniff(&self, head: &[serde_json::Value], _first_line: &str) -> bool {
         head.first().is_some_and(|r| ["schema_version", "id", "kind", "payload"].iter().all(|k| r.get(k).is_some()))
+    }
+
+    fn accepts(&self, file_name: &str) -> bool {
+        is_jsonl_name(file_name)
+    }
+
+    fn peek(&self, record: &serde_json::Value) -> Peek {
+        Peek { session: string_at(record, "session_id"), version: None }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

@@ -23,9 +23,11 @@
 //!
 //! [`Options::parallel`]: crate::write::Options::parallel
 
+#[cfg(feature = "parquet")]
 mod background;
 mod columns;
 mod ipc;
+#[cfg(feature = "parquet")]
 mod parquet;
 
 use std::io;
@@ -42,11 +44,17 @@ const BATCH_ROWS: usize = 8192;
 const BATCH_BYTES: usize = 16 << 20;
 
 /// The Parquet writer.
+#[cfg(feature = "parquet")]
 pub struct Parquet;
 
+#[cfg(feature = "parquet")]
 impl Writer for Parquet {
     fn name(&self) -> &'static str {
         "parquet"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["parquet"]
     }
 
     fn description(&self) -> &'static str {
@@ -68,6 +76,10 @@ pub struct Arrow;
 impl Writer for Arrow {
     fn name(&self) -> &'static str {
         "arrow"
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["arrow", "arrows", "feather", "ipc"]
     }
 
     fn description(&self) -> &'static str {

@@ -38,6 +38,10 @@ impl Writer for Interchange {
         "interchange"
     }
 
+    fn extensions(&self) -> &'static [&'static str] {
+        &["json"]
+    }
+
     fn description(&self) -> &'static str {
         "one schema-checked JSON document (or one per session with -o DIR/)"
     }

@@ -1,242 +1,28 @@
-//! Running a conversion over many inputs: telling each input's format, grouping inputs that
-//! share reader state, converting groups in parallel, and handing their events to the writer in
-//! input order, so that the output does not depend on the number of threads.
+//! Running a conversion over many groups of inputs: converting groups in parallel, and handing
+//! their events to the destination in input order, so that the output does not depend on the
+//! number of threads.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
-use agentlog::model::{Agent, Event};
-use agentlog::read::{self, Input, ReadReport, Reader, Shared};
-use agentlog::write::Encoder;
-use rayon::prelude::*;
+use crate::model::{Agent, Event};
+use crate::read::{self, Input, ReadReport, Shared};
+use crate::write::Encoder;
 
-use super::error::CliError;
-use super::inputs::InputSpec;
-
-/// Lines looked at to tell a file's format.
-const SNIFF_LINES: usize = 8;
-
-/// Bytes of those lines held at most.
-const SNIFF_BYTES: u64 = 16 << 20;
-
-/// One input with what is known of it before reading.
-#[derive(Clone)]
-pub struct Item {
-    /// The input.
-    pub spec: InputSpec,
-    /// Its size in bytes (0 for standard input).
-    pub size: u64,
-    /// The reader for it; a placeholder until it is read when not `told`.
-    pub reader: &'static dyn Reader,
-    /// Whether the reader is known before reading: given, or told from a regular file's first
-    /// lines. Standard input, pipes and devices are told as they are read, since they can be
-    /// read only once.
-    pub told: bool,
-    /// Whether the reader was given by the user (`--from`), not told from the content.
-    pub forced: bool,
-    /// Whether an incremental run's manifest says it has not changed since it was converted.
-    pub unchanged: bool,
-}
-
-/// Inputs read in order with one reader state: a Claude Code project directory (whose files
-/// copy each other's records when sessions are resumed), or a single file.
-pub struct Group {
-    /// The items, in input order.
-    pub items: Vec<Item>,
-    /// What the group is keyed on, for sharding.
-    pub key: String,
-}
-
-/// An opened input and the reader for it.
-pub struct Chosen {
-    /// The input, from its first byte.
-    pub bytes: Box<dyn BufRead>,
-    /// The reader to read it with.
-    pub reader: &'static dyn Reader,
-    /// The reader whose format the first lines match, if any.
-    pub looks_like: Option<&'static dyn Reader>,
-    /// The first non-empty line, for a diagnostic about the whole input.
-    pub first_line: String,
-}
-
-/// The reader for an input: the one given, or the one whose format the first lines match;
-/// `None` when nothing is given and nothing matches. With `check`, the first lines of an input
-/// given a reader are looked at too, to tell what they look like.
-///
-/// The lines read to decide are put back in front of the rest, so nothing is read twice from
-/// the source (which may be a pipe).
-pub fn choose_reader(
-    given: Option<&'static dyn Reader>,
-    check: bool,
-    mut bytes: Box<dyn BufRead>,
-) -> io::Result<Option<Chosen>> {
-    if let Some(reader) = given.filter(|_| !check) {
-        return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new() }));
-    }
-    let mut head = Vec::new();
-    let mut records = Vec::new();
-    let mut first_line = None;
-    for _ in 0..SNIFF_LINES {
-        let start = head.len();
-        // The lines looked at are held in memory: at most SNIFF_BYTES of them, however long.
-        let room = SNIFF_BYTES.saturating_sub(head.len() as u64);
-        if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
-            break;
-        }
-        let line = String::from_utf8_lossy(&head[start..]);
-        let line = line.trim().trim_start_matches('\u{feff}');
-        if line.is_empty() {
-            continue;
-        }
-        records.extend(sniffed_record(line));
-        if first_line.is_none() {
-            let mut prefix = FIELD_BYTES.min(line.len());
-            while !line.is_char_boundary(prefix) {
-                prefix -= 1;
-            }
-            first_line = Some(line[..prefix].to_owned());
-        }
-    }
-    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
-    let Some(first_line) = first_line else {
-        // An empty input: any reader turns it into no events.
-        let reader = given.unwrap_or(read::READERS[0]);
-        return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
-    };
-    let looks_like = read::sniff(&records, &first_line);
-    Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
-}
-
-/// Values longer than this are not copied when a file's format is told.
-const FIELD_BYTES: usize = 64 << 10;
-
-/// A line as the readers' `sniff` sees it: its top-level fields, each value parsed when it is
-/// short and an empty value of its kind when it is not, so that a huge first record is not
-/// copied again to tell the file's format; `None` when the line is not a JSON object.
-fn sniffed_record(line: &str) -> Option<serde_json::Value> {
-    use serde_json::Value;
-    if line.len() <= FIELD_BYTES {
-        return serde_json::from_str(line).ok();
-    }
-    let fields: std::collections::BTreeMap<String, &serde_json::value::RawValue> = serde_json::from_str(line).ok()?;
-    let shallow = |raw: &serde_json::value::RawValue| match raw.get().as_bytes().first() {
-        _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-        Some(b'"') => Value::String(String::new()),
-        Some(b'{') => Value::Object(serde_json::Map::new()),
-        Some(b'[') => Value::Array(Vec::new()),
-        _ => Value::Null,
-    };
-    Some(Value::Object(fields.into_iter().map(|(key, raw)| (key, shallow(raw))).collect()))
-}
-
-/// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
-/// decompressed as they are read.
-pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
-    const CAPACITY: usize = 256 * 1024;
-    Ok(match input {
-        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
-        InputSpec::File(path) if path.ends_with(".zst") => {
-            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
-        }
-        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
-    })
-}
-
-/// Tells every file's format (standard input is told when it is read) and groups the inputs.
-/// Inputs whose format cannot be told, or that cannot be opened, come back as errors. Inputs for
-/// which `unchanged` names a reader are not opened: they are marked unchanged.
-pub fn plan(
-    inputs: &[InputSpec],
-    given: Option<&'static dyn Reader>,
-    unchanged: &(dyn Fn(&InputSpec) -> Option<&'static dyn Reader> + Sync),
-) -> (Vec<Group>, Vec<CliError>) {
-    let sniffed: Vec<Result<Item, CliError>> = inputs
-        .par_iter()
-        .map(|spec| {
-            if let Some(reader) = unchanged(spec) {
-                return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, forced: false, unchanged: true });
-            }
-            let name = spec.name().to_owned();
-            let meta = match spec {
-                InputSpec::Stdin => None,
-                InputSpec::File(path) => std::fs::metadata(path).ok(),
-            };
-            let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
-            let (reader, told) = match (meta, given) {
-                (_, Some(reader)) => (reader, true),
-                // Standard input, pipes and devices can be read only once: they are told as
-                // they are read.
-                (None, None) => (read::READERS[0], false),
-                (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
-                (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, false, b)) {
-                    Ok(Some(chosen)) => (chosen.reader, true),
-                    Ok(None) => return Err(CliError::UnknownFormat { path: name }),
-                    Err(source) => return Err(CliError::Unreadable { path: name, source }),
-                },
-            };
-            Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false })
-        })
-        .collect();
-    let mut groups: Vec<Group> = Vec::new();
-    let mut errors = Vec::new();
-    for item in sniffed {
-        let item = match item {
-            Ok(item) => item,
-            Err(e) => {
-                errors.push(e);
-                continue;
-            }
-        };
-        let key = group_key(&item);
-        match groups.last_mut() {
-            Some(last) if key.is_some() && last.key == key.clone().unwrap_or_default() => last.items.push(item),
-            _ => {
-                let key = key.unwrap_or_else(|| item.spec.name().to_owned());
-                groups.push(Group { items: vec![item], key });
-            }
-        }
-    }
-    (groups, errors)
-}
-
-/// The key of the group an item joins: Claude Code files of one project directory (a session's
-/// `subagents/` belong to its project) share reader state; other inputs stand alone (`None`).
-fn group_key(item: &Item) -> Option<String> {
-    let InputSpec::File(path) = &item.spec else { return None };
-    if item.reader.name() != "claude" {
-        return None;
-    }
-    let path = Path::new(path);
-    let project = match path.ancestors().find(|a| a.file_name().is_some_and(|n| n == "subagents")) {
-        Some(subagents) => subagents.parent().and_then(Path::parent),
-        None => path.parent(),
-    };
-    Some(format!("claude:{}", project.unwrap_or(Path::new("")).display()))
-}
-
-/// Keeps the groups of shard `k` of `n` (1-based): a stable hash of the group key decides, so
-/// that every shard of every run agrees.
-pub fn shard(groups: Vec<Group>, k: u32, n: u32) -> Vec<Group> {
-    groups
-        .into_iter()
-        .filter(|g| {
-            let id = agentlog::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, g.key.as_bytes());
-            (id.as_u128() % u128::from(n)) as u32 == k - 1
-        })
-        .collect()
-}
+use super::detect::{Chosen, choose_reader, open};
+use super::error::InputError;
+use super::plan::Group;
 
 /// What reading one input gave.
 pub struct Outcome {
     /// The input's name.
     pub name: String,
     /// Its report, or why it could not be read.
-    pub result: Result<ReadReport, CliError>,
+    pub result: Result<ReadReport, InputError>,
 }
 
 /// Where events go while a group is read.
@@ -254,7 +40,7 @@ pub trait Destination {
     /// sessions; moves `from`'s position.
     fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
         let mut bytes = Vec::new();
-        agentlog::write::read_range(from, at, len, &mut bytes)?;
+        crate::write::read_range(from, at, len, &mut bytes)?;
         self.encoded(Encoded { bytes, sessions })
     }
 
@@ -275,11 +61,11 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
         let Chosen { bytes, reader, looks_like, first_line } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {
-                dest.end(failed(name, CliError::UnknownFormat { path: name.to_owned() }))?;
+                dest.end(failed(name, InputError::unknown_format(name)))?;
                 continue;
             }
             Err(source) => {
-                dest.end(failed(name, CliError::Unreadable { path: name.to_owned(), source }))?;
+                dest.end(failed(name, InputError::Unreadable { path: name.to_owned(), source }))?;
                 continue;
             }
         };
@@ -302,8 +88,8 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
                 }
                 Ok(report)
             }
-            Ok(Err(source)) => Err(CliError::Unreadable { path: name.to_owned(), source }),
-            Err(panic) => Err(CliError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
+            Ok(Err(source)) => Err(InputError::Unreadable { path: name.to_owned(), source }),
+            Err(panic) => Err(InputError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
         };
         dest.end(Outcome { name: name.to_owned(), result })?;
     }
@@ -319,7 +105,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn failed(name: &str, error: CliError) -> Outcome {
+fn failed(name: &str, error: InputError) -> Outcome {
     Outcome { name: name.to_owned(), result: Err(error) }
 }
 
@@ -809,45 +595,12 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
     })
 }
 
-/// The session id and agent version an input's first lines name, for listing; `-` when they do
-/// not say.
-pub fn peek(item: &Item) -> (String, String) {
-    let mut session = None;
-    let mut version = None;
-    if let Ok(bytes) = open(&item.spec) {
-        // At most SNIFF_BYTES of the first lines are held, however long they are.
-        for line in BufReader::new(bytes.take(SNIFF_BYTES)).lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-            let p = v.get("payload").unwrap_or(&v);
-            session = session.or_else(|| {
-                [
-                    v.get("sessionId"),
-                    v.get("session_id"),
-                    (v.get("type").is_some_and(|t| t == "session_meta")).then(|| p.get("id")).flatten(),
-                ]
-                .into_iter()
-                .flatten()
-                .find_map(|s| s.as_str().map(str::to_owned))
-            });
-            version = version.or_else(|| {
-                [v.get("version"), p.get("cli_version")]
-                    .into_iter()
-                    .flatten()
-                    .find_map(|s| s.as_str().map(str::to_owned))
-            });
-            if session.is_some() && version.is_some() {
-                break;
-            }
-        }
-    }
-    let stem = read::file_stem(item.spec.name()).to_owned();
-    (session.unwrap_or(stem), version.unwrap_or_else(|| "-".into()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agentlog::model::{Meta, MetaType, Payload};
+    use crate::model::{Meta, MetaType, Payload};
+    use crate::pipeline::{InputSpec, Item};
+    use crate::read::Reader;
 
     /// Writes down what it is given, in order.
     #[derive(Default)]
@@ -983,7 +736,7 @@ mod tests {
         // Now the held messages go first, and what follows is held again behind them.
         forward.send(encoded("three", "s3")).unwrap();
         assert!(drain(&from, &mut record));
-        forward.send(Message::End(failed("a", CliError::UnknownFormat { path: "a".into() }))).unwrap();
+        forward.send(Message::End(failed("a", InputError::unknown_format("a")))).unwrap();
         assert!(drain(&from, &mut record));
         // At the end of the group, what is still held is handed over.
         forward.finish().unwrap();
@@ -1040,7 +793,7 @@ mod tests {
         let mut forward = forward(to, Some(ENCODER), 0);
         forward.send(Message::Begin("a".into())).unwrap();
         forward.send(encoded("one", "s1")).unwrap();
-        forward.send(Message::End(failed("a", CliError::UnknownFormat { path: "a".into() }))).unwrap();
+        forward.send(Message::End(failed("a", InputError::unknown_format("a")))).unwrap();
         // The channel is full: what is held back goes where the writer looks once it is closed,
         // without waiting for the writer (which is not draining here).
         let (done, finished) = mpsc::channel();

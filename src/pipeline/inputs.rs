@@ -4,7 +4,7 @@ use std::path::Path;
 
 use walkdir::WalkDir;
 
-use super::error::CliError;
+use super::error::InputError;
 
 /// One input to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +27,7 @@ impl InputSpec {
 
 /// Expands INPUT arguments: `-`, files, directories (walked recursively, session files only,
 /// sorted) and glob patterns (sorted). Problems are returned next to what could be found.
-pub fn expand(args: &[String]) -> (Vec<InputSpec>, Vec<CliError>) {
+pub fn expand(args: &[String]) -> (Vec<InputSpec>, Vec<InputError>) {
     let mut inputs = Vec::new();
     let mut errors = Vec::new();
     for arg in args {
@@ -41,21 +41,19 @@ pub fn expand(args: &[String]) -> (Vec<InputSpec>, Vec<CliError>) {
         } else if arg.contains(['*', '?', '[']) {
             glob(arg, &mut inputs, &mut errors);
         } else {
-            errors.push(CliError::NotFound { path: arg.clone() });
+            errors.push(InputError::NotFound { path: arg.clone() });
         }
     }
     (inputs, errors)
 }
 
-/// Whether a file found under a directory is a session file: `*.jsonl`, `*.jsonl.zst`, or a
-/// Codex TypeScript-era `rollout-*.json`.
+/// Whether a file found under a directory is a session file: one that a reader accepts
+/// ([`crate::read::Reader::accepts`]).
 pub fn is_session_file(name: &str) -> bool {
-    name.ends_with(".jsonl")
-        || name.ends_with(".jsonl.zst")
-        || (name.starts_with("rollout-") && name.ends_with(".json"))
+    crate::read::READERS.iter().any(|r| r.accepts(name))
 }
 
-fn walk(root: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<CliError>) {
+fn walk(root: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<InputError>) {
     let walker = WalkDir::new(root).follow_links(true).sort_by_file_name();
     for entry in walker {
         match entry {
@@ -68,17 +66,17 @@ fn walk(root: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<CliError>) {
             Err(e) => {
                 let path = e.path().map_or_else(|| root.to_owned(), |p| p.display().to_string());
                 let source = e.into_io_error().unwrap_or_else(|| std::io::Error::other("symbolic link loop"));
-                errors.push(CliError::Unreadable { path, source });
+                errors.push(InputError::Unreadable { path, source });
             }
         }
     }
 }
 
-fn glob(pattern: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<CliError>) {
+fn glob(pattern: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<InputError>) {
     let paths = match glob::glob(pattern) {
         Ok(paths) => paths,
         Err(e) => {
-            errors.push(CliError::BadGlob { pattern: pattern.to_owned(), reason: e.msg.to_owned() });
+            errors.push(InputError::BadGlob { pattern: pattern.to_owned(), reason: e.msg.to_owned() });
             return;
         }
     };
@@ -87,10 +85,10 @@ fn glob(pattern: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<CliError>) 
         match entry {
             Ok(path) if path.is_dir() => walk(&path.display().to_string(), inputs, errors),
             Ok(path) => inputs.push(InputSpec::File(path.display().to_string())),
-            Err(e) => errors.push(CliError::Unreadable { path: e.path().display().to_string(), source: e.into() }),
+            Err(e) => errors.push(InputError::Unreadable { path: e.path().display().to_string(), source: e.into() }),
         }
     }
     if inputs.len() == before {
-        errors.push(CliError::NotFound { path: pattern.to_owned() });
+        errors.push(InputError::NotFound { path: pattern.to_owned() });
     }
 }

@@ -1,0 +1,130 @@
+//! Opening an input and telling its format from its first lines.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+
+use crate::read::{self, Reader};
+
+use super::inputs::InputSpec;
+use super::plan::Item;
+
+/// Lines looked at to tell a file's format.
+const SNIFF_LINES: usize = 8;
+
+/// Bytes of those lines held at most.
+const SNIFF_BYTES: u64 = 16 << 20;
+
+/// An opened input and the reader for it.
+pub struct Chosen {
+    /// The input, from its first byte.
+    pub bytes: Box<dyn BufRead>,
+    /// The reader to read it with.
+    pub reader: &'static dyn Reader,
+    /// The reader whose format the first lines match, if any.
+    pub looks_like: Option<&'static dyn Reader>,
+    /// The first non-empty line, for a diagnostic about the whole input.
+    pub first_line: String,
+}
+
+/// The reader for an input: the one given, or the one whose format the first lines match;
+/// `None` when nothing is given and nothing matches. With `check`, the first lines of an input
+/// given a reader are looked at too, to tell what they look like.
+///
+/// The lines read to decide are put back in front of the rest, so nothing is read twice from
+/// the source (which may be a pipe).
+pub fn choose_reader(
+    given: Option<&'static dyn Reader>,
+    check: bool,
+    mut bytes: Box<dyn BufRead>,
+) -> io::Result<Option<Chosen>> {
+    if let Some(reader) = given.filter(|_| !check) {
+        return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new() }));
+    }
+    let mut head = Vec::new();
+    let mut records = Vec::new();
+    let mut first_line = None;
+    for _ in 0..SNIFF_LINES {
+        let start = head.len();
+        // The lines looked at are held in memory: at most SNIFF_BYTES of them, however long.
+        let room = SNIFF_BYTES.saturating_sub(head.len() as u64);
+        if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
+            break;
+        }
+        let line = String::from_utf8_lossy(&head[start..]);
+        let line = line.trim().trim_start_matches('\u{feff}');
+        if line.is_empty() {
+            continue;
+        }
+        records.extend(sniffed_record(line));
+        if first_line.is_none() {
+            let mut prefix = FIELD_BYTES.min(line.len());
+            while !line.is_char_boundary(prefix) {
+                prefix -= 1;
+            }
+            first_line = Some(line[..prefix].to_owned());
+        }
+    }
+    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
+    let Some(first_line) = first_line else {
+        // An empty input: any reader turns it into no events.
+        let reader = given.unwrap_or(read::READERS[0]);
+        return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
+    };
+    let looks_like = read::sniff(&records, &first_line);
+    Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
+}
+
+/// Values longer than this are not copied when a file's format is told.
+const FIELD_BYTES: usize = 64 << 10;
+
+/// A line as the readers' `sniff` sees it: its top-level fields, each value parsed when it is
+/// short and an empty value of its kind when it is not, so that a huge first record is not
+/// copied again to tell the file's format; `None` when the line is not a JSON object.
+fn sniffed_record(line: &str) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    if line.len() <= FIELD_BYTES {
+        return serde_json::from_str(line).ok();
+    }
+    let fields: std::collections::BTreeMap<String, &serde_json::value::RawValue> = serde_json::from_str(line).ok()?;
+    let shallow = |raw: &serde_json::value::RawValue| match raw.get().as_bytes().first() {
+        _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        Some(b'"') => Value::String(String::new()),
+        Some(b'{') => Value::Object(serde_json::Map::new()),
+        Some(b'[') => Value::Array(Vec::new()),
+        _ => Value::Null,
+    };
+    Some(Value::Object(fields.into_iter().map(|(key, raw)| (key, shallow(raw))).collect()))
+}
+
+/// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
+/// decompressed as they are read.
+pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
+    const CAPACITY: usize = 256 * 1024;
+    Ok(match input {
+        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
+        InputSpec::File(path) if path.ends_with(".zst") => {
+            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
+        }
+        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
+    })
+}
+
+/// The session id and agent version an input's first lines name, as its reader reads them,
+/// for listing; the file's stem and `-` when they do not say.
+pub fn peek(item: &Item) -> (String, String) {
+    let mut found = read::Peek::default();
+    if let Ok(bytes) = open(&item.spec) {
+        // At most SNIFF_BYTES of the first lines are held, however long they are.
+        for line in BufReader::new(bytes.take(SNIFF_BYTES)).lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
+            let Ok(record) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+            let peek = item.reader.peek(&record);
+            found.session = found.session.or(peek.session);
+            found.version = found.version.or(peek.version);
+            if found.session.is_some() && found.version.is_some() {
+                break;
+            }
+        }
+    }
+    let stem = read::file_stem(item.spec.name()).to_owned();
+    (found.session.unwrap_or(stem), found.version.unwrap_or_else(|| "-".into()))
+}

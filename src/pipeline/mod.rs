@@ -1,0 +1,18 @@
+//! The conversion pipeline: inputs (files, directories, glob patterns, standard input) are
+//! expanded ([`inputs`]), opened and told apart by their first lines ([`detect`]), grouped so
+//! that files sharing reader state are read in order on one thread ([`plan`]), and read in
+//! parallel into one destination in input order ([`engine`]).
+
+pub mod detect;
+pub mod engine;
+pub mod error;
+mod events;
+pub mod inputs;
+pub mod plan;
+
+pub use detect::{Chosen, choose_reader, open, peek};
+pub use engine::{Destination, Encoded, Outcome, read_group, run};
+pub use error::InputError;
+pub use events::{Events, Found, events};
+pub use inputs::{InputSpec, expand};
+pub use plan::{Group, Item, plan, shard};
