@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use agentlog::model::{Agent, Event};
-use agentlog::read::Reader;
+use agentlog::read::{Reader, Settings};
 use agentlog::write::{EventSink, Options, Target, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -29,6 +29,8 @@ pub struct Plan {
     pub options: Options,
     /// Worker threads for reading; 1 reads everything on one thread.
     pub jobs: usize,
+    /// The longest input line read; longer ones are reported and skipped.
+    pub max_line_bytes: usize,
     /// Only this shard of the inputs (`k`, `n`): 1-based shard `k` of `n`.
     pub shard: Option<(u32, u32)>,
     /// Where to write a per-file JSON report.
@@ -197,10 +199,12 @@ fn groups_to_redo(groups: Vec<batch::Group>, manifest: &super::incremental::Mani
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let started = Instant::now();
-    // The process's one pool: it tells the inputs' formats and parses the lines of large files;
-    // the reading threads that map them in order are `batch::run`'s own. A second call keeps
-    // the first.
-    let _ = rayon::ThreadPoolBuilder::new().num_threads(plan.jobs).build_global();
+    // The run's threads: they tell the inputs' formats and parse the lines of large files; the
+    // reading threads that map them in order are `batch::run`'s own. Without threads to spare,
+    // everything is read on this one.
+    let settings = Settings::new(plan.jobs, plan.max_line_bytes)
+        .or_else(|_| Settings::new(1, plan.max_line_bytes))
+        .unwrap_or_default();
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
         _ => None,
@@ -213,7 +217,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         }
         agentlog::read::reader(name)
     };
-    let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged);
+    let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged, &settings);
     // A group is redone whole when any of its inputs changed, and so is every group that holds
     // a session a redone group holds: a session's output file is rewritten from all its inputs.
     let groups = match &manifest {
@@ -262,7 +266,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         current: Default::default(),
     };
     let encoder = dest.sink.encoder();
-    let mut result = batch::run(&groups, &mut dest, plan.jobs, encoder);
+    let mut result = batch::run(&groups, &mut dest, &settings, encoder);
     let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;
     if result.is_ok() {

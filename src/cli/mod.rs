@@ -135,7 +135,9 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     for e in &missing {
         reporter.error(e);
     }
-    let (groups, errors) = pipeline::plan(&inputs, reader, &|_| None);
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let settings = read::Settings::new(cores, read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
+    let (groups, errors) = pipeline::plan(&inputs, reader, &|_| None, &settings);
     for e in &errors {
         reporter.error(e);
     }
@@ -200,7 +202,6 @@ fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[Input
 }
 
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
-    read::set_max_line_bytes(args.max_line_bytes);
     let format = output_format(&args);
     let Some(writer) = write::writer(&format) else {
         reporter.error(&CliError::UnsupportedOutput { format });
@@ -258,6 +259,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         output: args.output,
         options,
         jobs,
+        max_line_bytes: args.max_line_bytes,
         shard,
         report: args.report,
         incremental: args.incremental,

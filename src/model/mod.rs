@@ -33,6 +33,7 @@
 //! Arrow arrays); owned events keep lifetimes out of every signature. Readers move their parsed
 //! strings into events without copying where the parser already allocated them.
 
+mod check;
 mod event;
 mod id;
 mod interchange;
@@ -43,12 +44,13 @@ pub(crate) mod time;
 #[cfg(test)]
 mod schema;
 
+pub use check::{Schemas, Violation};
 pub use event::{
     Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
     Usage,
 };
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
-pub use interchange::{Document, Header, Producer, SessionEntry, walk_document};
+pub use interchange::{Document, Header, Producer, SessionEntry};
 pub(crate) use json::has_line_break;
 pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
 pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};

@@ -10,7 +10,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 
 use crate::model::{Agent, Event};
-use crate::read::{self, Input, ReadReport, Shared};
+use crate::read::{self, Input, ReadReport, Settings, Shared};
 use crate::write::Encoder;
 
 use super::detect::{Chosen, choose_reader, open};
@@ -52,8 +52,8 @@ pub trait Destination {
 ///
 /// # Errors
 /// When `dest` fails; problems with an input are outcomes, not errors.
-pub fn read_group(group: &Group, dest: &mut dyn Destination) -> io::Result<()> {
-    let mut shared = Shared::default();
+pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings) -> io::Result<()> {
+    let mut shared = Shared::new(settings.clone());
     for item in &group.items {
         let name = item.spec.name();
         let given = item.told.then_some(item.reader);
@@ -281,7 +281,7 @@ fn deliver(message: Message, dest: &mut dyn Destination) -> io::Result<()> {
 const CHUNK_EVENTS: usize = 256;
 
 /// Bytes of encoded events sent to the writing thread at a time.
-const CHUNK_BYTES: usize = 256 * 1024;
+const ENCODED_CHUNK_BYTES: usize = 256 * 1024;
 
 /// Messages a group's reading thread may run ahead of the writer; bounds memory.
 const MESSAGES_AHEAD: usize = 16;
@@ -307,6 +307,7 @@ struct Forward {
     /// What is held back at the end of the group, when the channel is full.
     last: Arc<Mutex<Option<Spill>>>,
     budget: Arc<Budget>,
+    settings: Settings,
 }
 
 impl Forward {
@@ -391,7 +392,7 @@ impl Forward {
     /// Sends what is gathered; at most one of events and encoded events is.
     fn flush(&mut self) -> io::Result<()> {
         if !self.encoded.bytes.is_empty() {
-            let fresh = Encoded { bytes: Vec::with_capacity(CHUNK_BYTES + 64 * 1024), sessions: Vec::new() };
+            let fresh = Encoded { bytes: Vec::with_capacity(ENCODED_CHUNK_BYTES + 64 * 1024), sessions: Vec::new() };
             let encoded = std::mem::replace(&mut self.encoded, fresh);
             self.send(Message::Encoded(encoded))?;
         }
@@ -412,7 +413,7 @@ impl Destination for Forward {
         // While this input's lines are parsed on the pool, this thread is the one that maps
         // them, and the writing thread would otherwise wait: it encodes. While every thread
         // reads an input of its own, each encodes its own events.
-        let encoder = self.encoder.filter(|_| self.spill.is_some() || !read::parse_on_pool());
+        let encoder = self.encoder.filter(|_| self.spill.is_some() || !self.settings.parse_on_pool());
         let Some(encode) = encoder else {
             if !self.encoded.bytes.is_empty() {
                 self.flush()?;
@@ -431,7 +432,7 @@ impl Destination for Forward {
         if sessions.last().is_none_or(|(agent, id)| *agent != event.agent || *id != event.session_id) {
             sessions.push((event.agent, event.session_id));
         }
-        if self.encoded.bytes.len() >= CHUNK_BYTES {
+        if self.encoded.bytes.len() >= ENCODED_CHUNK_BYTES {
             self.flush()?;
         }
         Ok(())
@@ -468,6 +469,7 @@ struct Claims {
     groups: usize,
     /// What groups read ahead hold back, when they can (with an encoder); `None` otherwise.
     budget: Option<Arc<Budget>>,
+    settings: Settings,
 }
 
 struct ClaimState {
@@ -479,9 +481,9 @@ struct ClaimState {
 impl Claims {
     /// Claims of `groups` for `readers` threads, which read further ahead while `budget` says
     /// they can hold messages back.
-    fn new(groups: usize, readers: usize, budget: Option<Arc<Budget>>) -> Self {
+    fn new(groups: usize, readers: usize, budget: Option<Arc<Budget>>, settings: Settings) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
-        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), readers, groups, budget };
+        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), readers, groups, budget, settings };
         claims.update(|_| {});
         claims
     }
@@ -528,21 +530,27 @@ impl Claims {
     /// thread reading a large input leaves its lines to be parsed by itself, not by the pool.
     fn tell_readers(&self, state: &ClaimState) {
         let claimable = if state.stopped { 0 } else { self.groups.min(state.writing + self.ahead() + 1) };
-        read::set_inputs_waiting(claimable.saturating_sub(state.next));
+        self.settings.set_inputs_waiting(claimable.saturating_sub(state.next));
     }
 }
 
-/// Runs every group into `dest` in group order. With more than one reader, `readers` threads
-/// read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
+/// Runs every group into `dest` in group order. With more than one of `settings`' threads, as
+/// many reading threads read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
 /// thread writes, so that parsing and writing overlap and memory stays bounded. Given the
 /// writer's `encoder`, they also encode the events while the pool is busy with other inputs,
 /// and `dest` takes those encoded.
 ///
 /// # Errors
 /// When `dest` fails; the readers then stop.
-pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder: Option<Encoder>) -> io::Result<()> {
+pub fn run(
+    groups: &[Group],
+    dest: &mut dyn Destination,
+    settings: &Settings,
+    encoder: Option<Encoder>,
+) -> io::Result<()> {
+    let readers = settings.threads();
     if readers <= 1 {
-        return groups.iter().try_for_each(|group| read_group(group, dest));
+        return groups.iter().try_for_each(|group| read_group(group, dest, settings));
     }
     let (senders, receivers): (Vec<_>, Vec<_>) = groups
         .iter()
@@ -554,7 +562,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
     let senders = Mutex::new(senders);
     let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
     let budget = Arc::new(Budget::default());
-    let claims = Claims::new(groups.len(), readers, encoder.map(|_| Arc::clone(&budget)));
+    let claims = Claims::new(groups.len(), readers, encoder.map(|_| Arc::clone(&budget)), settings.clone());
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());
@@ -567,9 +575,19 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, readers: usize, encoder
                     let encoded = Encoded { bytes: Vec::new(), sessions: Vec::new() };
                     let budget = Arc::clone(&budget);
                     let last = Arc::clone(&lasts[i]);
-                    let mut forward =
-                        Forward { to, group: i, chunk: Vec::new(), encoder, encoded, spill: None, shelf, last, budget };
-                    if read_group(&groups[i], &mut forward).and_then(|()| forward.finish()).is_err() {
+                    let mut forward = Forward {
+                        to,
+                        group: i,
+                        chunk: Vec::new(),
+                        encoder,
+                        encoded,
+                        spill: None,
+                        shelf,
+                        last,
+                        budget,
+                        settings: settings.clone(),
+                    };
+                    if read_group(&groups[i], &mut forward, settings).and_then(|()| forward.finish()).is_err() {
                         break; // the writer stopped
                     }
                     shelf = forward.shelf.take();
@@ -647,7 +665,19 @@ mod tests {
         let empty = Encoded { bytes: Vec::new(), sessions: Vec::new() };
         let budget = Arc::new(Budget { spilled: AtomicU64::new(spilled), ..Budget::default() });
         let last = Arc::default();
-        Forward { to, group: 0, chunk: Vec::new(), encoder, encoded: empty, spill: None, shelf: None, last, budget }
+        let settings = Settings::default();
+        Forward {
+            to,
+            group: 0,
+            chunk: Vec::new(),
+            encoder,
+            encoded: empty,
+            spill: None,
+            shelf: None,
+            last,
+            budget,
+            settings,
+        }
     }
 
     const ENCODER: Encoder = |event, out| out.extend_from_slice(event.session_id.as_bytes());
@@ -710,7 +740,7 @@ mod tests {
                 .map(|(i, item)| Group { items: vec![item], key: i.to_string() })
                 .collect();
             let mut outcomes = Outcomes::default();
-            run(&groups, &mut outcomes, readers, None).unwrap();
+            run(&groups, &mut outcomes, &Settings::new(readers, 1 << 20).unwrap(), None).unwrap();
             let results: Vec<_> = outcomes.0.iter().map(|(_, r)| r.clone()).collect();
             assert_eq!(results.len(), 3, "{readers} readers");
             assert!(matches!(&results[0], Err(e) if e.contains("a broken invariant")), "{results:?}");
@@ -777,14 +807,18 @@ mod tests {
     #[test]
     fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
         let budget = Arc::new(Budget::default());
-        let claims = Claims::new(10_000, 2, Some(Arc::clone(&budget)));
+        let claims = Claims::new(10_000, 2, Some(Arc::clone(&budget)), Settings::default());
         assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD_HELD);
         budget.spilled.store(SPILL_BYTES, Ordering::Relaxed);
         assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "the files hold their limit");
         budget.spilled.store(0, Ordering::Relaxed);
         budget.no_files.store(true, Ordering::Relaxed);
         assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "no file could be made or written");
-        assert_eq!(Claims::new(10_000, 2, None).ahead(), 2 * GROUPS_AHEAD, "nothing can be held back");
+        assert_eq!(
+            Claims::new(10_000, 2, None, Settings::default()).ahead(),
+            2 * GROUPS_AHEAD,
+            "nothing can be held back"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
 use crate::model::Event;
-use crate::read::InputDiagnostic;
+use crate::read::{DEFAULT_MAX_LINE_BYTES, InputDiagnostic, Settings};
 
 use super::engine::{Destination, Outcome, run};
 use super::error::InputError;
@@ -33,8 +33,8 @@ pub enum Found {
 /// Reads every session file of `path` (a file, or a directory walked recursively for the files
 /// a reader accepts), each with the reader its first lines match, and gives their events in
 /// order: files in name order, the files of one Claude Code project directory read with one
-/// state so that resumed sessions are not counted twice. Reading runs on a thread of its own,
-/// a bounded number of items ahead of the iterator.
+/// state so that resumed sessions are not counted twice. Reading runs on threads of its own
+/// (one per core), a bounded number of items ahead of the iterator.
 ///
 /// ```
 /// use agentlog::pipeline::{Found, events};
@@ -59,7 +59,9 @@ pub fn events(path: impl AsRef<Path>) -> Result<Events, InputError> {
     if let Some(e) = errors.pop() {
         return Err(e);
     }
-    let (groups, failed) = plan(&inputs, None, &|_| None);
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let settings = Settings::new(cores, DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
+    let (groups, failed) = plan(&inputs, None, &|_| None, &settings);
     let (to, from) = sync_channel(AHEAD);
     let thread = std::thread::Builder::new()
         .name("agentlog-events".into())
@@ -70,7 +72,7 @@ pub fn events(path: impl AsRef<Path>) -> Result<Events, InputError> {
                 }
             }
             // An error here only says that the iterator was dropped.
-            let _ = run(&groups, &mut Send(to), 1, None);
+            let _ = run(&groups, &mut Send(to), &settings, None);
         })
         .map_err(|source| InputError::Unreadable { path: path.as_ref().display().to_string(), source })?;
     Ok(Events { from: Some(from), thread: Some(thread) })

@@ -5,55 +5,17 @@
 
 use std::io::{self, BufRead};
 
-use super::{Emitter, InputDiagnostic, Line, LineMapper, LineParser, Problem, ReadReport, diagnostic, lenient};
+use super::settings::KEPT_OF_LONG_LINE;
+use super::{
+    Emitter, InputDiagnostic, Line, LineMapper, LineParser, Problem, ReadReport, Settings, diagnostic, lenient,
+};
 use crate::model::{Agent, Event};
 
 /// Input bytes parsed as one unit on another thread.
-const CHUNK_BYTES: usize = 1 << 20;
+const PARSE_CHUNK_BYTES: usize = 1 << 20;
 
 /// Chunks of one input parsed ahead of the one being mapped; bounds memory.
 const CHUNKS_AHEAD: usize = 4;
-
-/// Inputs being read by [`read_lines`] right now, in the whole process.
-static READING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Counts an input in [`READING`] while it is read.
-struct Reading;
-
-impl Reading {
-    fn start() -> Self {
-        READING.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Reading
-    }
-}
-
-impl Drop for Reading {
-    fn drop(&mut self) {
-        READING.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    }
-}
-
-/// Inputs that threads about to be free will read next, as the caller last said.
-static WAITING: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Tells the readers that `n` inputs wait for threads about to be free (a caller reading
-/// several inputs at once): until none do, [`parse_on_pool`] leaves the pool's threads to them.
-pub fn set_inputs_waiting(n: usize) {
-    WAITING.store(n, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Whether a reader called now would parse its next lines on the rayon pool: only while the
-/// pool has threads that no other input keeps busy or is about to. Moving parsed events between
-/// threads costs, so inputs read side by side are each parsed on their own thread, and a file
-/// read alone is parsed on them all.
-pub fn parse_on_pool() -> bool {
-    let threads = rayon::current_num_threads();
-    // Waiting for the pool from inside it could leave no thread to do the work.
-    threads > 1
-        && rayon::current_thread_index().is_none()
-        && READING.load(std::sync::atomic::Ordering::Relaxed) < threads
-        && WAITING.load(std::sync::atomic::Ordering::Relaxed) == 0
-}
 
 /// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool while it
 /// has idle threads), `mapper` takes them in order. Keeps the line accounting.
@@ -64,13 +26,14 @@ pub fn read_lines<P: LineParser>(
     agent: Agent,
     name: &str,
     mut bytes: Box<dyn BufRead + '_>,
+    settings: &Settings,
     parser: &P,
     mapper: &mut dyn LineMapper<P::Parsed>,
     out: &mut dyn FnMut(Event) -> io::Result<()>,
 ) -> io::Result<ReadReport> {
-    let _reading = Reading::start();
+    let _reading = settings.reading();
     let mut lines =
-        Lines { name, report: ReadReport::default(), number: 0, offset: 0, at_end: false, spare: Vec::new() };
+        Lines { name, settings, report: ReadReport::default(), number: 0, offset: 0, at_end: false, spare: Vec::new() };
     let mut emitter = Emitter::new(agent, name, out);
     lines.read(&mut *bytes, parser, mapper, &mut emitter)?;
     mapper.finish(&mut emitter)?;
@@ -81,6 +44,7 @@ pub fn read_lines<P: LineParser>(
 /// The line accounting of one input, and where its next line starts.
 struct Lines<'n> {
     name: &'n str,
+    settings: &'n Settings,
     report: ReadReport,
     /// Lines read so far, blank ones included.
     number: u64,
@@ -110,7 +74,7 @@ struct Chunk {
 }
 
 impl Lines<'_> {
-    /// Reads lines and maps them in order. While [`parse_on_pool`] says so, chunks of lines
+    /// Reads lines and maps them in order. While [`Settings::parse_on_pool`] says so, chunks of lines
     /// are read ahead and parsed on the pool; otherwise each line is parsed here, just before
     /// it is mapped.
     fn read<P: LineParser>(
@@ -124,16 +88,21 @@ impl Lines<'_> {
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
         let mut buf = Vec::new();
         loop {
-            while !self.at_end && pending.len() < CHUNKS_AHEAD && parse_on_pool() {
+            while !self.at_end && pending.len() < CHUNKS_AHEAD && self.settings.parse_on_pool() {
                 let chunk = self.next_chunk(bytes)?;
                 if chunk.lines.is_empty() {
                     break;
                 }
                 let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
                 let parser = parser.clone();
-                rayon::spawn(move || {
+                let limit = self.settings.max_line_bytes();
+                self.settings.spawn(move || {
                     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        chunk.lines.iter().map(|l| parse_line(&parser, l, &chunk.text[l.range.clone()])).collect()
+                        chunk
+                            .lines
+                            .iter()
+                            .map(|l| parse_line(&parser, l, &chunk.text[l.range.clone()], limit))
+                            .collect()
                     }));
                     let _ = to.send((chunk, parsed));
                 });
@@ -143,7 +112,7 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
-                let (parsed, repairs) = parse_line(parser, &line, content);
+                let (parsed, repairs) = parse_line(parser, &line, content, self.settings.max_line_bytes());
                 let parsed = self.account(&line, content, parsed, repairs);
                 let_go_if_long(&mut buf);
                 if let Some(parsed) = parsed {
@@ -159,7 +128,7 @@ impl Lines<'_> {
             for (i, (line, (parsed, repairs))) in lines.iter().zip(parsed).enumerate() {
                 let content = &text[line.range.clone()];
                 let parsed = self.account(line, content, parsed, repairs);
-                // Only a chunk's last line can be long: a chunk ends after CHUNK_BYTES.
+                // Only a chunk's last line can be long: a chunk ends after PARSE_CHUNK_BYTES.
                 if i + 1 == lines.len() {
                     let_go_if_long(&mut text);
                 }
@@ -176,11 +145,11 @@ impl Lines<'_> {
         }
     }
 
-    /// Reads whole lines until the chunk holds [`CHUNK_BYTES`]; no lines at the end of input.
+    /// Reads whole lines until the chunk holds [`PARSE_CHUNK_BYTES`]; no lines at the end of input.
     fn next_chunk(&mut self, bytes: &mut dyn BufRead) -> io::Result<Chunk> {
-        let text = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(CHUNK_BYTES + 64 * 1024));
+        let text = self.spare.pop().unwrap_or_else(|| Vec::with_capacity(PARSE_CHUNK_BYTES + 64 * 1024));
         let mut chunk = Chunk { text, lines: Vec::new() };
-        while chunk.text.len() < CHUNK_BYTES {
+        while chunk.text.len() < PARSE_CHUNK_BYTES {
             let start = chunk.text.len();
             match self.next_line(bytes, &mut chunk.text, start)? {
                 Some(line) => chunk.lines.push(line),
@@ -193,7 +162,7 @@ impl Lines<'_> {
     /// Appends the next non-blank line to `buf` (from `start`, blank lines dropped); `None` at
     /// the end of input.
     fn next_line(&mut self, bytes: &mut dyn BufRead, buf: &mut Vec<u8>, start: usize) -> io::Result<Option<ChunkLine>> {
-        let limit = MAX_LINE_BYTES.load(std::sync::atomic::Ordering::Relaxed);
+        let limit = self.settings.max_line_bytes();
         while !self.at_end {
             let (read, too_long) = read_line(bytes, buf, limit)?;
             if read == 0 {
@@ -269,7 +238,7 @@ fn let_go_if_long(buf: &mut Vec<u8>) {
 }
 
 /// Buffers that grew past this to hold a line are freed once it is parsed.
-const LONG_LINE_BYTES: usize = 4 * CHUNK_BYTES;
+const LONG_LINE_BYTES: usize = 4 * PARSE_CHUNK_BYTES;
 
 /// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.
 ///
@@ -280,10 +249,10 @@ fn parse_line<P: LineParser>(
     parser: &P,
     line: &ChunkLine,
     content: &[u8],
+    limit: usize,
 ) -> (Result<P::Parsed, Problem>, Vec<Problem>) {
     forget_notes();
     if let Some(length) = line.length {
-        let limit = MAX_LINE_BYTES.load(std::sync::atomic::Ordering::Relaxed);
         return (Err(Problem::line_too_long(length, limit)), Vec::new());
     }
     let text = match simdutf8::compat::from_utf8(content) {
@@ -420,21 +389,6 @@ fn read_line(bytes: &mut dyn BufRead, buf: &mut Vec<u8>, limit: usize) -> io::Re
             return Ok((read, too_long));
         }
     }
-}
-
-/// Bytes kept of a line longer than the limit, to show in its diagnostic.
-const KEPT_OF_LONG_LINE: usize = 200;
-
-/// Longest line read, in bytes; see [`set_max_line_bytes`].
-static MAX_LINE_BYTES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(DEFAULT_MAX_LINE_BYTES);
-
-/// The default longest line: 256 MiB, far beyond any record the agents write.
-pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
-
-/// Sets the longest line readers read, for the whole process: a longer line is reported and
-/// skipped without being held whole, so that memory stays bounded whatever the input.
-pub fn set_max_line_bytes(limit: usize) {
-    MAX_LINE_BYTES.store(limit.max(KEPT_OF_LONG_LINE), std::sync::atomic::Ordering::Relaxed);
 }
 
 fn trim_line_end(line: &[u8]) -> &[u8] {

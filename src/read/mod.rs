@@ -13,6 +13,7 @@ pub mod interchange;
 pub(crate) mod lenient;
 mod lines;
 mod object;
+mod settings;
 pub mod unified;
 
 use std::any::Any;
@@ -22,8 +23,9 @@ use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
 
 pub use diagnostic::{InputDiagnostic, Problem};
 pub use lenient::{Count, checked_sum};
-pub use lines::{DEFAULT_MAX_LINE_BYTES, parse_on_pool, read_lines, set_inputs_waiting, set_max_line_bytes};
+pub use lines::read_lines;
 pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
+pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
 
 /// Every reader agentlog knows, in the order `--help` lists them.
 pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];
@@ -126,16 +128,28 @@ pub struct Input<'a> {
     pub shared: &'a mut Shared,
 }
 
-/// State that readers keep across the inputs of one run, one slot per reader.
+/// State that readers keep across the inputs of one group, one slot per reader, and the
+/// [`Settings`] of the run.
 ///
 /// Inputs that share state must be read in a fixed order (the order the user gave, directories
 /// in name order) for the output to be the same on every run.
 #[derive(Default)]
 pub struct Shared {
     slots: Vec<(&'static str, Box<dyn Any + Send>)>,
+    settings: Settings,
 }
 
 impl Shared {
+    /// Empty state for a group read with `settings`.
+    pub fn new(settings: Settings) -> Self {
+        Shared { slots: Vec::new(), settings }
+    }
+
+    /// How the inputs are read.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     /// The slot of the reader named `owner`, created empty on first use.
     pub fn slot<T: Any + Send + Default>(&mut self, owner: &'static str) -> &mut T {
         let i = match self.slots.iter().position(|(name, _)| *name == owner) {

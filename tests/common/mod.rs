@@ -32,7 +32,7 @@ pub fn shared_corpus() -> Option<PathBuf> {
 pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
-    let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None);
+    let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None, &Default::default());
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     let mut files = Vec::new();
     for item in groups.iter().flat_map(|g| &g.items) {

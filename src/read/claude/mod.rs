@@ -1,7 +1,7 @@
 //! Reader for Claude Code session files (`~/.claude/projects/<key>/*.jsonl` and subagent
 //! files).
 //!
-//! Handles Claude Code 1.0 to 2.1: every record type of `reference/claude-format.md` §3, the
+//! Handles Claude Code 1.0 to 2.1: every record type it writes, the
 //! three subagent layouts (1.0 inline sidechains, 2.0 `agent-*.jsonl` beside the sessions, 2.1
 //! `<session>/subagents/`), resumed sessions that copy earlier records, and usage repeated on
 //! every line of a streamed response.
@@ -12,6 +12,7 @@
 //! and, once per response, a `usage` event. Records, subtypes and blocks this reader does not
 //! know are kept whole as `meta` events of type `unknown`.
 
+mod classify;
 mod map;
 mod paths;
 mod raw;
@@ -70,8 +71,9 @@ impl Reader for Claude {
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
         let Input { name, bytes, shared } = input;
+        let settings = shared.settings().clone();
         let run = shared.slot::<map::RunState>(self.name());
         let mut mapper = map::Mapper::new(name, run);
-        read_lines(Agent::ClaudeCode, name, bytes, &map::Parser::new(name), &mut mapper, out)
+        read_lines(Agent::ClaudeCode, name, bytes, &settings, &map::Parser::new(name), &mut mapper, out)
     }
 }

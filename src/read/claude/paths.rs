@@ -1,6 +1,6 @@
 //! Where Claude Code keeps a subagent's relatives: its sidecar and its parent session file.
 //!
-//! Layouts (`reference/claude-format.md` §1.2): 2.0 writes `agent-<id>.jsonl` beside the
+//! Layouts: 2.0 writes `agent-<id>.jsonl` beside the
 //! session files; 2.1 writes `<session>/subagents/agent-<id>.jsonl` (also under
 //! `subagents/workflows/<run>/`) with an `agent-<id>.meta.json` sidecar. 1.0 keeps subagents
 //! inline in the session file.

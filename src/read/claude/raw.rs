@@ -1,7 +1,6 @@
 //! Claude Code records as they are on disk, borrowed from the line.
 //!
-//! Field names follow Claude Code's own (camelCase on disk); see
-//! `reference/claude-format.md` §3–§7. Every field is optional: records change shape between
+//! Field names follow Claude Code's own (camelCase on disk). Every field is optional: records change shape between
 //! versions, and a field this reader does not need is simply not declared.
 
 use std::borrow::Cow;

@@ -8,8 +8,10 @@
 
 mod map;
 mod output;
+mod parse;
 mod paths;
 mod raw;
+mod tokens;
 
 use std::io::{self, BufRead, Read};
 
@@ -74,10 +76,11 @@ impl Reader for Codex {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        let Input { name, mut bytes, .. } = input;
+        let Input { name, mut bytes, shared } = input;
+        let settings = shared.settings();
         let mut mapper = map::Mapper::new(name);
         if !is_document(bytes.fill_buf()?) {
-            return read_lines(Agent::Codex, name, bytes, &map::Parser, &mut mapper, out);
+            return read_lines(Agent::Codex, name, bytes, settings, &parse::Parser, &mut mapper, out);
         }
         // A TypeScript-era rollout: one pretty-printed document, rewritten whole on every
         // change, so small; it is read at once.
@@ -96,6 +99,6 @@ impl Reader for Codex {
         }
         // Not a valid document after all: every line gets its own verdict.
         let mut mapper = map::Mapper::new(name);
-        read_lines(Agent::Codex, name, Box::new(io::Cursor::new(text)), &map::Parser, &mut mapper, out)
+        read_lines(Agent::Codex, name, Box::new(io::Cursor::new(text)), settings, &parse::Parser, &mut mapper, out)
     }
 }

@@ -1,6 +1,5 @@
 //! Tool output as Codex records it: a string (plain, JSON-in-string or unified-exec text) or an
-//! array of content items (`reference/codex-format.md` §4.4). There is no structured exit
-//! status on disk; it is recovered from the text where the text carries it.
+//! array of content items. There is no structured exit status on disk; it is recovered from the text where the text carries it.
 
 use serde_json::value::RawValue;
 
@@ -30,7 +29,7 @@ pub fn parse(raw: &RawValue) -> serde_json::Result<Output> {
                         texts.push(text.clone().into_owned());
                         parts.push(Part::Text { text: text.into_owned() });
                     }
-                    (_, None, Some(url)) => parts.push(super::map::image_part(&url)),
+                    (_, None, Some(url)) => parts.push(super::parse::image_part(&url)),
                     _ => {}
                 }
             }

@@ -1,6 +1,5 @@
 //! Where Codex keeps rollouts: `$CODEX_HOME` (default `~/.codex`), `sessions/YYYY/MM/DD/`
-//! (flat `sessions/` before 0.8) and the flat `archived_sessions/` (`reference/codex-format.md`
-//! §1).
+//! (flat `sessions/` before 0.8) and the flat `archived_sessions/`.
 
 use std::collections::HashSet;
 use std::ffi::OsString;

@@ -1,7 +1,7 @@
 //! Codex rollout records as they are on disk, borrowed from the line.
 //!
-//! Names follow Codex's own (`RolloutLine`, `ResponseItem`, `EventMsg`, `SessionMeta`); see
-//! `reference/codex-format.md` §3–§10. Every field is optional: the shapes changed many times
+//! Names follow Codex's own (`RolloutLine`, `ResponseItem`, `EventMsg`, `SessionMeta` in
+//! `codex-rs/protocol` of github.com/openai/codex). Every field is optional: the shapes changed many times
 //! between 0.1 and today.
 
 use std::borrow::Cow;

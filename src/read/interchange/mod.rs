@@ -1,9 +1,13 @@
 //! Reader for agentlog's interchange documents (`--from interchange`): the events of every
 //! session pass through unchanged, read as a stream.
 
+mod walk;
+
 use std::io;
 
-use crate::model::{Agent, Event, walk_document};
+pub use walk::walk_document;
+
+use crate::model::{Agent, Event};
 use crate::read::{Emitter, Input, InputDiagnostic, Problem, ReadReport, Reader};
 
 /// The interchange reader.

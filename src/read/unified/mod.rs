@@ -38,7 +38,8 @@ impl Reader for Unified {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        read_lines(Agent::ClaudeCode, input.name, input.bytes, &PassThrough, &mut PassThrough, out)
+        let Input { name, bytes, shared } = input;
+        read_lines(Agent::ClaudeCode, name, bytes, shared.settings(), &PassThrough, &mut PassThrough, out)
     }
 }
 

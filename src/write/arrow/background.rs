@@ -14,7 +14,7 @@ use parquet::file::properties::WriterProperties;
 use super::io_error;
 
 /// Bytes of the file handed back at a time.
-const CHUNK_BYTES: usize = 1 << 20;
+const WRITE_CHUNK_BYTES: usize = 1 << 20;
 
 /// Feeds an [`ArrowWriter`] on another thread and writes what it gives back to `out`.
 ///
@@ -44,7 +44,7 @@ impl<W: Write> Background<W> {
         let (to, back) = mpsc::channel();
         let thread = thread::Builder::new().name("agentlog-parquet".into()).spawn(move || {
             let ready = to.clone();
-            let chunks = Chunks { buffer: Vec::with_capacity(CHUNK_BYTES), to };
+            let chunks = Chunks { buffer: Vec::with_capacity(WRITE_CHUNK_BYTES), to };
             let mut writer = ArrowWriter::try_new(chunks, schema, Some(properties))?;
             // A send fails only once the caller is gone; the batches then stop too.
             let _ = ready.send(Back::Ready);
@@ -120,7 +120,7 @@ impl Chunks {
         if self.buffer.is_empty() {
             return Ok(());
         }
-        let chunk = std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK_BYTES));
+        let chunk = std::mem::replace(&mut self.buffer, Vec::with_capacity(WRITE_CHUNK_BYTES));
         self.to
             .send(Back::Bytes(chunk))
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the Parquet output was closed"))
@@ -130,7 +130,7 @@ impl Chunks {
 impl Write for Chunks {
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= CHUNK_BYTES {
+        if self.buffer.len() >= WRITE_CHUNK_BYTES {
             self.send()?;
         }
         Ok(bytes.len())

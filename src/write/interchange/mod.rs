@@ -23,8 +23,9 @@ use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, SessionSummary};
-use crate::validate::Validator;
+use crate::model::{
+    Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, Schemas, SessionSummary,
+};
 use crate::write::{
     AtomicFile, EventSink, Options, Pending, Sessions, Target, Writer, is_directory_target, session_file_name,
     unsupported,
@@ -64,7 +65,7 @@ impl Writer for Interchange {
             order: Vec::new(),
             sessions: Sessions::default(),
             inputs: Vec::new(),
-            validator: Validator::new(),
+            validator: Schemas::new(),
             buf: Vec::new(),
         }))
     }
@@ -93,7 +94,7 @@ struct Document<'w> {
     order: Vec<Key>,
     sessions: Sessions,
     inputs: Vec<String>,
-    validator: Validator,
+    validator: Schemas,
     buf: Vec<u8>,
 }
 

@@ -1,0 +1,126 @@
+//! How a run reads its inputs: the longest line, and the thread pool that parses the lines of
+//! large inputs. A run makes its own; nothing is kept process-wide.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The default longest line: 256 MiB, far beyond any record the agents write.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
+
+/// Bytes kept of a line longer than the limit, to show in its diagnostic; also the smallest
+/// limit.
+pub(crate) const KEPT_OF_LONG_LINE: usize = 200;
+
+/// Settings for reading the inputs of one run; cheap to clone (clones share the pool).
+#[derive(Clone)]
+pub struct Settings {
+    max_line_bytes: usize,
+    pool: Option<Arc<Pool>>,
+}
+
+/// Threads that parse the lines of large inputs, and what they know of the inputs being read.
+struct Pool {
+    threads: rayon::ThreadPool,
+    /// Inputs being read by [`crate::read::read_lines`] right now.
+    reading: AtomicUsize,
+    /// Inputs that threads about to be free will read next, as the caller last said.
+    waiting: AtomicUsize,
+}
+
+impl Default for Settings {
+    /// Lines up to [`DEFAULT_MAX_LINE_BYTES`], parsed on the thread that reads them.
+    fn default() -> Self {
+        Settings { max_line_bytes: DEFAULT_MAX_LINE_BYTES, pool: None }
+    }
+}
+
+impl Settings {
+    /// Lines up to `max_line_bytes` long (a longer line is reported and skipped without being
+    /// held whole), parsed on a pool of `threads` threads when there is more than one.
+    ///
+    /// # Errors
+    /// When the threads cannot be started.
+    pub fn new(threads: usize, max_line_bytes: usize) -> io::Result<Self> {
+        let pool = if threads > 1 {
+            let threads = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("agentlog-parse-{i}"))
+                .build()
+                .map_err(io::Error::other)?;
+            Some(Arc::new(Pool { threads, reading: AtomicUsize::new(0), waiting: AtomicUsize::new(0) }))
+        } else {
+            None
+        };
+        Ok(Settings { max_line_bytes: max_line_bytes.max(KEPT_OF_LONG_LINE), pool })
+    }
+
+    /// The longest line read, in bytes.
+    pub fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Threads of the pool; 1 without one.
+    pub fn threads(&self) -> usize {
+        self.pool.as_ref().map_or(1, |p| p.threads.current_num_threads())
+    }
+
+    /// Runs `work` on the pool, so that its parallel iterators use the pool's threads; here,
+    /// without a pool.
+    pub fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+        match &self.pool {
+            Some(pool) => pool.threads.install(work),
+            None => work(),
+        }
+    }
+
+    /// Tells the readers that `n` inputs wait for threads about to be free (a caller reading
+    /// several inputs at once): until none do, [`Settings::parse_on_pool`] leaves the pool's
+    /// threads to them.
+    pub fn set_inputs_waiting(&self, n: usize) {
+        if let Some(pool) = &self.pool {
+            pool.waiting.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a reader called now would parse its next lines on the pool: only while the pool
+    /// has threads that no other input keeps busy or is about to. Moving parsed events between
+    /// threads costs, so inputs read side by side are each parsed on their own thread, and a
+    /// file read alone is parsed on them all.
+    pub fn parse_on_pool(&self) -> bool {
+        let Some(pool) = &self.pool else { return false };
+        let threads = pool.threads.current_num_threads();
+        // Waiting for the pool from inside it could leave no thread to do the work.
+        threads > 1
+            && pool.threads.current_thread_index().is_none()
+            && pool.reading.load(Ordering::Relaxed) < threads
+            && pool.waiting.load(Ordering::Relaxed) == 0
+    }
+
+    /// Runs `work` on one of the pool's threads (here, without a pool).
+    pub(crate) fn spawn(&self, work: impl FnOnce() + Send + 'static) {
+        match &self.pool {
+            Some(pool) => pool.threads.spawn(work),
+            None => work(),
+        }
+    }
+
+    /// Counts an input as being read until the guard is dropped.
+    pub(crate) fn reading(&self) -> Reading {
+        if let Some(pool) = &self.pool {
+            pool.reading.fetch_add(1, Ordering::Relaxed);
+        }
+        Reading(self.pool.clone())
+    }
+}
+
+/// An input being read, counted while it lives.
+pub(crate) struct Reading(Option<Arc<Pool>>);
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        if let Some(pool) = &self.0 {
+            pool.reading.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
