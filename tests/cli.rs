@@ -197,6 +197,44 @@ fn unknown_format_is_an_input_error_with_a_hint() {
 }
 
 #[test]
+fn a_pretty_printed_document_of_another_tool_is_not_taken_for_a_codex_rollout() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session-1.json");
+    std::fs::write(&path, "{\n  \"sessionId\": \"s1\",\n  \"messages\": []\n}\n").unwrap();
+    let out = cargo_bin_cmd!("agentlog").args(["convert"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot tell which agent wrote"));
+    // The TypeScript CLI's rollout document is still told as Codex.
+    let rollout = corpus("codex/e0-typescript-cli");
+    let out = cargo_bin_cmd!("agentlog").args(["convert", &rollout]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"agent\":\"codex\""));
+}
+
+#[test]
+fn a_file_whose_first_line_is_longer_than_what_is_looked_at_is_told_by_its_first_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    // Fields in the order Claude Code writes them: the message comes after the record's type.
+    let text = "x".repeat(17 << 20);
+    let line = format!(
+        r#"{{"parentUuid":null,"sessionId":"s1","type":"user","message":{{"role":"user","content":"{text}"}},"uuid":"u1","timestamp":"2026-01-01T00:00:00Z"}}"#
+    );
+    std::fs::write(&path, format!("{line}\n")).unwrap();
+    let out = cargo_bin_cmd!("agentlog").args(["convert"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let events: Vec<serde_json::Value> = out
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["agent"], "claude-code");
+    assert_eq!(events[0]["payload"]["text"].as_str().map(str::len), Some(17 << 20));
+}
+
+#[test]
 fn partitioning_needs_an_output_directory_and_parquet() {
     let input = corpus("codex/envelope-user-and-assistant-text.jsonl");
     let out = cargo_bin_cmd!("agentlog")

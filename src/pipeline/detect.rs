@@ -64,13 +64,15 @@ pub fn choose_reader(
             first_line = Some(line[..prefix].to_owned());
         }
     }
-    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     let Some(first_line) = first_line else {
         // An empty input: any reader turns it into no events.
+        let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
         let reader = given.unwrap_or(read::READERS[0]);
         return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
     };
-    let looks_like = read::sniff(&records, &first_line);
+    let looks_like =
+        read::sniff(&read::Head { records: &records, first_line: &first_line, text: &String::from_utf8_lossy(&head) });
+    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
 }
 
@@ -79,21 +81,47 @@ const FIELD_BYTES: usize = 64 << 10;
 
 /// A line as the readers' `sniff` sees it: its top-level fields, each value parsed when it is
 /// short and an empty value of its kind when it is not, so that a huge first record is not
-/// copied again to tell the file's format; `None` when the line is not a JSON object.
+/// copied again to tell the file's format; `None` when the line does not start a JSON object.
+/// A line cut short (the start of a first line longer than [`SNIFF_BYTES`]) gives the fields
+/// before the cut.
 fn sniffed_record(line: &str) -> Option<serde_json::Value> {
-    use serde_json::Value;
-    if line.len() <= FIELD_BYTES {
-        return serde_json::from_str(line).ok();
+    if line.len() <= FIELD_BYTES
+        && let Ok(record) = serde_json::from_str(line)
+    {
+        return Some(record);
     }
-    let fields: std::collections::BTreeMap<String, &serde_json::value::RawValue> = serde_json::from_str(line).ok()?;
-    let shallow = |raw: &serde_json::value::RawValue| match raw.get().as_bytes().first() {
-        _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-        Some(b'"') => Value::String(String::new()),
-        Some(b'{') => Value::Object(serde_json::Map::new()),
-        Some(b'[') => Value::Array(Vec::new()),
-        _ => Value::Null,
-    };
-    Some(Value::Object(fields.into_iter().map(|(key, raw)| (key, shallow(raw))).collect()))
+    let mut fields = serde_json::Map::new();
+    let mut de = serde_json::Deserializer::from_str(line);
+    // Reading stops at the first field that does not parse; the fields before it are kept.
+    let _ = serde::Deserializer::deserialize_map(&mut de, Fields(&mut fields));
+    (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
+}
+
+/// Collects the top-level fields of an object into the map, shallowly (see [`sniffed_record`]).
+struct Fields<'m>(&'m mut serde_json::Map<String, serde_json::Value>);
+
+impl<'de> serde::de::Visitor<'de> for Fields<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        use serde_json::Value;
+        while let Some(key) = map.next_key::<String>()? {
+            let raw: &serde_json::value::RawValue = map.next_value()?;
+            let value = match raw.get().as_bytes().first() {
+                _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+                Some(b'"') => Value::String(String::new()),
+                Some(b'{') => Value::Object(serde_json::Map::new()),
+                Some(b'[') => Value::Array(Vec::new()),
+                _ => Value::Null,
+            };
+            self.0.insert(key, value);
+        }
+        Ok(())
+    }
 }
 
 /// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are

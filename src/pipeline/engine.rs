@@ -695,7 +695,7 @@ mod tests {
         fn description(&self) -> &'static str {
             "a reader that panics"
         }
-        fn sniff(&self, _: &[serde_json::Value], _: &str) -> bool {
+        fn sniff(&self, _: &read::Head<'_>) -> bool {
             false
         }
         fn read(&self, _: Input<'_>, _: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

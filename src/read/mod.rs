@@ -35,9 +35,20 @@ pub fn reader(name: &str) -> Option<&'static dyn Reader> {
     READERS.iter().copied().find(|r| r.name() == name)
 }
 
-/// Finds the reader whose format the first records of a file match.
-pub fn sniff(head: &[serde_json::Value], first_line: &str) -> Option<&'static dyn Reader> {
-    READERS.iter().copied().find(|r| r.sniff(head, first_line))
+/// Finds the reader whose format the start of a file matches.
+pub fn sniff(head: &Head<'_>) -> Option<&'static dyn Reader> {
+    READERS.iter().copied().find(|r| r.sniff(head))
+}
+
+/// The start of a file, as [`Reader::sniff`] sees it.
+pub struct Head<'a> {
+    /// The first few lines that parse as JSON values; a value too long to copy cheaply is
+    /// given as an empty value of its kind.
+    pub records: &'a [serde_json::Value],
+    /// The first non-empty line as text (its first 64 KiB).
+    pub first_line: &'a str,
+    /// The first few lines as text, for formats that are one document rather than lines.
+    pub text: &'a str,
 }
 
 /// A reader of one agent's session files.
@@ -52,11 +63,8 @@ pub trait Reader: Send + Sync {
     /// One line for `--help`: the files and versions this reader handles.
     fn description(&self) -> &'static str;
 
-    /// Whether a file starting with these records is in this reader's format.
-    ///
-    /// `head` holds the first few lines that parse as JSON; `first_line` is the first
-    /// non-empty line as text, for formats whose first line is not a JSON value.
-    fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool;
+    /// Whether a file starting like `head` is in this reader's format.
+    fn sniff(&self, head: &Head<'_>) -> bool;
 
     /// Where [`Reader::discover`] looks, for `--help` (`$CODEX_HOME or ~/.codex`); `None` for
     /// formats without a home.

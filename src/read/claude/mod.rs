@@ -20,7 +20,7 @@ mod raw;
 use std::io;
 
 use crate::model::{Agent, Event};
-use crate::read::{Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
+use crate::read::{Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// The Claude Code reader.
 pub struct Claude;
@@ -38,11 +38,11 @@ impl Reader for Claude {
         "Claude Code session files (~/.claude/projects/**/*.jsonl), versions 1.0 to 2.1"
     }
 
-    fn sniff(&self, head: &[serde_json::Value], _first_line: &str) -> bool {
+    fn sniff(&self, head: &Head<'_>) -> bool {
         // Every Claude Code record has a string `type` and at least one of these keys; Codex
         // records never carry them.
         const KEYS: [&str; 6] = ["sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "snapshot"];
-        head.iter().any(|record| {
+        head.records.iter().any(|record| {
             record.get("type").is_some_and(serde_json::Value::is_string) && KEYS.iter().any(|k| record.get(k).is_some())
         })
     }

@@ -16,7 +16,7 @@ mod tokens;
 use std::io::{self, BufRead, Read};
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
+use crate::read::{Emitter, Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
 fn is_document(head: &[u8]) -> bool {
@@ -40,12 +40,14 @@ impl Reader for Codex {
         "Codex CLI rollouts (~/.codex/sessions/**/rollout-*.jsonl), all format eras"
     }
 
-    fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool {
-        // A pretty-printed `{session, items}` document (the TypeScript CLI) opens with a lone brace.
-        if first_line.trim() == "{" {
-            return true;
+    fn sniff(&self, head: &Head<'_>) -> bool {
+        // A pretty-printed `{session, items}` document (the TypeScript CLI) opens with a lone
+        // brace, and `session` is its first key.
+        if head.first_line.trim() == "{" {
+            let mut lines = head.text.lines().map(str::trim).filter(|l| !l.is_empty());
+            return lines.nth(1).is_some_and(|second| second.starts_with("\"session\""));
         }
-        head.iter().any(|record| {
+        head.records.iter().any(|record| {
             let has = |k: &str| record.get(k).is_some();
             let typed = record.get("type").is_some_and(serde_json::Value::is_string);
             (typed && has("payload"))

@@ -8,7 +8,7 @@ use std::io;
 pub use walk::walk_document;
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Input, InputDiagnostic, Problem, ReadReport, Reader};
+use crate::read::{Emitter, Head, Input, InputDiagnostic, Problem, ReadReport, Reader};
 
 /// The interchange reader.
 pub struct Interchange;
@@ -26,10 +26,10 @@ impl Reader for Interchange {
         "agentlog interchange documents, as written by --to interchange"
     }
 
-    fn sniff(&self, head: &[serde_json::Value], first_line: &str) -> bool {
-        let t = first_line.trim_start();
+    fn sniff(&self, head: &Head<'_>) -> bool {
+        let t = head.first_line.trim_start();
         (t.starts_with("{\"schema_version\"") && t.contains("\"header\""))
-            || head.first().is_some_and(|r| r.get("header").is_some() && r.get("sessions").is_some())
+            || head.records.first().is_some_and(|r| r.get("header").is_some() && r.get("sessions").is_some())
     }
 
     /// Lines are counted as the document's lines: all mapped when it reads whole; when it does

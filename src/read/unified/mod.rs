@@ -5,7 +5,7 @@ use std::io;
 
 use crate::model::{Agent, Event};
 use crate::read::{
-    Emitter, Input, Line, LineMapper, LineParser, Peek, Problem, ReadReport, Reader, is_jsonl_name, read_lines,
+    Emitter, Head, Input, Line, LineMapper, LineParser, Peek, Problem, ReadReport, Reader, is_jsonl_name, read_lines,
     string_at,
 };
 
@@ -25,8 +25,10 @@ impl Reader for Unified {
         "agentlog's unified JSONL, as written by --to unified"
     }
 
-    fn sniff(&self, head: &[serde_json::Value], _first_line: &str) -> bool {
-        head.first().is_some_and(|r| ["schema_version", "id", "kind", "payload"].iter().all(|k| r.get(k).is_some()))
+    fn sniff(&self, head: &Head<'_>) -> bool {
+        head.records
+            .first()
+            .is_some_and(|r| ["schema_version", "id", "kind", "payload"].iter().all(|k| r.get(k).is_some()))
     }
 
     fn accepts(&self, file_name: &str) -> bool {
