@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use agentlog::model::{Agent, Event};
 use agentlog::read::{Reader, Settings};
-use agentlog::write::{EventSink, Options, Target, Writer};
+use agentlog::write::{EncodedSink, EventSink, Options, Target, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::error::CliError;
@@ -88,6 +88,11 @@ impl ToSink<'_, '_> {
         }
     }
 
+    /// The sink's way in for encoded events; the engine sends them only given its encoder.
+    fn encoded_sink(&mut self) -> io::Result<&mut dyn EncodedSink> {
+        self.sink.encoded().ok_or_else(|| io::Error::other("encoded events for an output that takes events"))
+    }
+
     /// Counts the sessions of a run of encoded events.
     fn sessions_of(&mut self, sessions: &[(Agent, String)]) {
         for (agent, id) in sessions {
@@ -110,12 +115,12 @@ impl Destination for ToSink<'_, '_> {
 
     fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
         self.sessions_of(&encoded.sessions);
-        self.sink.encoded(&encoded.bytes)
+        self.encoded_sink()?.write_encoded(&encoded.bytes)
     }
 
     fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
         self.sessions_of(&sessions);
-        self.sink.encoded_from(from, at, len)
+        self.encoded_sink()?.write_encoded_from(from, at, len)
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {
@@ -265,7 +270,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         input_sessions: manifest.as_ref().map(|_| Default::default()),
         current: Default::default(),
     };
-    let encoder = dest.sink.encoder();
+    let encoder = dest.sink.encoded().map(|sink| sink.encoder());
     let mut result = batch::run(&groups, &mut dest, &settings, encoder);
     let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;

@@ -119,6 +119,32 @@ pub trait Writer: Send + Sync {
 /// [`EventSink::encoder`].
 pub type Encoder = fn(&Event, &mut Vec<u8>);
 
+/// Takes events already encoded: a caller may run the sink's [`EncodedSink::encoder`] on other
+/// threads and pass runs of encoded events here in place of [`EventSink::event`]. Only sinks
+/// that offer it ([`EventSink::encoded`]) see encoded bytes.
+pub trait EncodedSink {
+    /// How this sink encodes an event.
+    fn encoder(&self) -> Encoder;
+
+    /// Writes events that [`EncodedSink::encoder`] encoded, in order.
+    ///
+    /// # Errors
+    /// When writing fails.
+    fn write_encoded(&mut self, bytes: &[u8]) -> io::Result<()>;
+
+    /// Writes `len` bytes of encoded events kept in `from` at offset `at`, as
+    /// [`EncodedSink::write_encoded`] would; moves `from`'s position. A sink writing to a file
+    /// copies them from file to file in the kernel.
+    ///
+    /// # Errors
+    /// When reading or writing fails.
+    fn write_encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        read_range(from, at, len, &mut bytes)?;
+        self.write_encoded(&bytes)
+    }
+}
+
 /// Takes events in order and writes them.
 ///
 /// I/O errors are returned unchanged (a closed pipe is the caller's to judge).
@@ -137,34 +163,10 @@ pub trait EventSink {
     /// When writing fails.
     fn event(&mut self, event: &Event) -> io::Result<()>;
 
-    /// How this sink encodes an event, when it writes every event's bytes as they are and
-    /// needs nothing else from it; `None` (the default) when it must see the events.
-    ///
-    /// A caller may run the encoder on other threads and pass runs of encoded events to
-    /// [`EventSink::encoded`] in place of [`EventSink::event`].
-    fn encoder(&self) -> Option<Encoder> {
+    /// The faster way in of a sink that writes every event's bytes as they are and needs
+    /// nothing else from it; `None` (the default) when it must see the events.
+    fn encoded(&mut self) -> Option<&mut dyn EncodedSink> {
         None
-    }
-
-    /// Writes events that this sink's [`EventSink::encoder`] encoded, in order.
-    ///
-    /// # Errors
-    /// When writing fails, or when the sink has no encoder.
-    fn encoded(&mut self, _bytes: &[u8]) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "this output takes events, not encoded bytes"))
-    }
-
-    /// Writes `len` bytes of events that this sink's [`EventSink::encoder`] encoded, kept in
-    /// `from` at offset `at`, as [`EventSink::encoded`] would; moves `from`'s position.
-    ///
-    /// A sink writing to a file copies them from file to file in the kernel.
-    ///
-    /// # Errors
-    /// When reading or writing fails, or when the sink has no encoder.
-    fn encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
-        let mut bytes = Vec::new();
-        read_range(from, at, len, &mut bytes)?;
-        self.encoded(&bytes)
     }
 
     /// Called after the events of each input, with the lines it had and the problems met.

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode, forget_temporary,
+    AtomicFile, EncodedSink, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode, forget_temporary,
     is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
 };
 
@@ -90,16 +90,8 @@ impl<W: Write> EventSink for Writer<W> {
         self.spill()
     }
 
-    fn encoder(&self) -> Option<Encoder> {
-        Some(encode::event)
-    }
-
-    fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
-        if self.buf.is_empty() && bytes.len() >= BUFFER {
-            return self.out.write_all(bytes);
-        }
-        self.buf.extend_from_slice(bytes);
-        self.spill()
+    fn encoded(&mut self) -> Option<&mut dyn EncodedSink> {
+        Some(self)
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -107,32 +99,58 @@ impl<W: Write> EventSink for Writer<W> {
     }
 }
 
+impl<W: Write> EncodedSink for Writer<W> {
+    fn encoder(&self) -> Encoder {
+        encode::event
+    }
+
+    fn write_encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if self.buf.is_empty() && bytes.len() >= BUFFER {
+            return self.out.write_all(bytes);
+        }
+        self.buf.extend_from_slice(bytes);
+        self.spill()
+    }
+}
+
 /// A [`Writer`] to a file that gets its final name when finished.
 struct FileWriter(Option<Writer<AtomicFile>>);
 
+impl FileWriter {
+    fn writer(&mut self) -> &mut Writer<AtomicFile> {
+        self.0.as_mut().expect("no event after finish")
+    }
+}
+
 impl EventSink for FileWriter {
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        self.0.as_mut().expect("no event after finish").event(event)
+        self.writer().event(event)
     }
 
-    fn encoder(&self) -> Option<Encoder> {
-        Some(encode::event)
-    }
-
-    fn encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.0.as_mut().expect("no event after finish").encoded(bytes)
-    }
-
-    fn encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
-        let writer = self.0.as_mut().expect("no event after finish");
-        writer.drain()?;
-        writer.out.copy_from(from, at, len)
+    fn encoded(&mut self) -> Option<&mut dyn EncodedSink> {
+        Some(self)
     }
 
     fn finish(&mut self) -> io::Result<()> {
         let mut writer = self.0.take().expect("finish is called once");
         writer.drain()?;
         writer.out.commit()
+    }
+}
+
+impl EncodedSink for FileWriter {
+    fn encoder(&self) -> Encoder {
+        encode::event
+    }
+
+    fn write_encoded(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer().write_encoded(bytes)
+    }
+
+    fn write_encoded_from(&mut self, from: &File, at: u64, len: u64) -> io::Result<()> {
+        let writer = self.writer();
+        writer.drain()?;
+        writer.out.copy_from(from, at, len)
     }
 }
 
@@ -248,9 +266,9 @@ mod tests {
         let path = dir.path().join("out.jsonl");
         let mut sink = Jsonl.open(Target::Path(path.clone()), &Options::default()).unwrap();
         let from = held(b"xx{\"b\":2}\n{\"c\":3}\nyy");
-        sink.encoded(b"{\"a\":1}\n").unwrap();
-        sink.encoded_from(&from, 2, 16).unwrap();
-        sink.encoded(b"{\"d\":4}\n").unwrap();
+        sink.encoded().unwrap().write_encoded(b"{\"a\":1}\n").unwrap();
+        sink.encoded().unwrap().write_encoded_from(&from, 2, 16).unwrap();
+        sink.encoded().unwrap().write_encoded(b"{\"d\":4}\n").unwrap();
         sink.finish().unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n");
     }
@@ -261,7 +279,7 @@ mod tests {
         let from = held(b"{\"b\":2}\n");
         for target in [Target::Path(dir.path().join("out.jsonl")), Target::Stream(Box::new(Vec::new()))] {
             let mut sink = Jsonl.open(target, &Options::default()).unwrap();
-            let error = sink.encoded_from(&from, 0, 9).unwrap_err();
+            let error = sink.encoded().unwrap().write_encoded_from(&from, 0, 9).unwrap_err();
             assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
         }
     }
