@@ -86,3 +86,83 @@ fn the_jsonl_writer_writes_what_serde_writes() {
     }
     assert!(checked > 100, "only {checked} events checked");
 }
+
+/// Every event of both corpora, read as `convert` reads them: through the pipeline, each
+/// file's reader told from its content, the files of a Claude Code project with one state.
+fn corpus_events() -> Vec<agentlog::model::Event> {
+    struct Collect(Vec<agentlog::model::Event>);
+    impl agentlog::pipeline::Destination for Collect {
+        fn begin(&mut self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, event: agentlog::model::Event) -> std::io::Result<()> {
+            self.0.push(event);
+            Ok(())
+        }
+        fn end(&mut self, outcome: agentlog::pipeline::Outcome) -> std::io::Result<()> {
+            assert!(outcome.result.is_ok(), "{}: {:?}", outcome.name, outcome.result.err());
+            Ok(())
+        }
+    }
+    let mut roots = vec![common::own_corpus().display().to_string()];
+    roots.extend(common::shared_corpus().map(|p| p.display().to_string()));
+    let (inputs, errors) = agentlog::pipeline::expand(&roots);
+    assert!(errors.is_empty(), "{errors:?}");
+    let settings = agentlog::read::Settings::default();
+    let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None, &settings);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut collect = Collect(Vec::new());
+    agentlog::pipeline::run(&groups, &mut collect, &settings, None).unwrap();
+    collect.0
+}
+
+#[test]
+fn every_writer_takes_the_whole_corpus_and_formats_agentlog_reads_give_it_back() {
+    use agentlog::write::{Options, Target, WRITERS};
+    let events = corpus_events();
+    assert!(events.len() > 1000, "only {} events", events.len());
+    for writer in WRITERS {
+        let dir = tempfile::tempdir().unwrap();
+        let extension = writer.extensions().first().copied().unwrap_or("jsonl");
+        let path = dir.path().join(format!("out.{extension}"));
+        let mut sink = writer.open(Target::Path(path.clone()), &Options::default()).unwrap();
+        for e in &events {
+            sink.event(e).unwrap();
+        }
+        sink.finish().unwrap();
+        let written = std::fs::read(&path).unwrap();
+        assert!(!written.is_empty(), "{}: nothing written", writer.name());
+        for side in writer.side_files(&path, &Options::default()) {
+            assert!(side.is_file(), "{}: {} is missing", writer.name(), side.display());
+        }
+        // A sink that takes encoded events writes the same bytes from them.
+        let encoded_path = dir.path().join(format!("encoded.{extension}"));
+        let mut sink = writer.open(Target::Path(encoded_path.clone()), &Options::default()).unwrap();
+        if let Some(encoded) = sink.encoded() {
+            let mut bytes = Vec::new();
+            events.iter().for_each(|e| (encoded.encoder())(e, &mut bytes));
+            encoded.write_encoded(&bytes).unwrap();
+            sink.finish().unwrap();
+            assert!(std::fs::read(&encoded_path).unwrap() == written, "{}: encoded bytes differ", writer.name());
+        }
+        // What agentlog writes in a format it also reads comes back the same (an interchange
+        // document groups events by session).
+        if let Some(reader) = agentlog::read::reader(writer.name()) {
+            let (mut back, report) = read_file(reader, &path, "out");
+            assert!(report.diagnostics.is_empty(), "{}: {:?}", writer.name(), report.diagnostics.first());
+            assert_eq!(back.len(), events.len(), "{}: events read back", writer.name());
+            let mut sent = events.clone();
+            for list in [&mut back, &mut sent] {
+                list.sort_by(|a, b| {
+                    (a.agent, &a.session_id, &a.source.file, a.seq).cmp(&(
+                        b.agent,
+                        &b.session_id,
+                        &b.source.file,
+                        b.seq,
+                    ))
+                });
+            }
+            assert!(back == sent, "{}: events read back differ", writer.name());
+        }
+    }
+}

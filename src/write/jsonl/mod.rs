@@ -20,8 +20,8 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, EncodedSink, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode, forget_temporary,
-    is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
+    AtomicFile, EncodedSink, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode,
+    forget_temporary, is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
 };
 
 /// The JSONL writer.
