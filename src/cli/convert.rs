@@ -13,7 +13,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
-use agentlog::pipeline::{self as batch, Destination, Encoded, InputError, InputSpec, Outcome};
+use agentlog::pipeline::{self as batch, Destination, Encoded, InputReport, InputSpec, Outcome, RunReport, Totals};
 
 /// A convert run, resolved from the arguments.
 pub struct Plan {
@@ -39,25 +39,6 @@ pub struct Plan {
     pub incremental: bool,
 }
 
-/// What a run did.
-#[derive(Debug, Default)]
-pub struct Totals {
-    /// Inputs converted.
-    pub files: u64,
-    /// Distinct sessions seen.
-    pub sessions: u64,
-    /// Events written.
-    pub events: u64,
-    /// Input lines reported.
-    pub warnings: u64,
-    /// Inputs that could not be read at all.
-    pub failed: u64,
-    /// Inputs whose reading met a bug.
-    pub internal: u64,
-    /// Input bytes read.
-    pub bytes: u64,
-}
-
 /// Hands events to the writer and keeps the books: totals, diagnostics, progress, report.
 struct ToSink<'a, 'w> {
     sink: &'a mut (dyn EventSink + 'w),
@@ -67,7 +48,7 @@ struct ToSink<'a, 'w> {
     last_session: Option<(Agent, String)>,
     sizes: std::collections::HashMap<String, u64>,
     progress: &'a ProgressBar,
-    report: Option<Vec<serde_json::Value>>,
+    report: Option<RunReport>,
     /// The sessions of each input, for an incremental run's manifest.
     input_sessions: Option<std::collections::HashMap<String, Vec<[String; 2]>>>,
     /// The sessions of the input being read.
@@ -131,11 +112,9 @@ impl Destination for ToSink<'_, '_> {
         let size = self.sizes.get(&outcome.name).copied().unwrap_or(0);
         self.totals.bytes += size;
         self.progress.inc(size);
-        let entry = match &outcome.result {
+        self.totals.add(&outcome);
+        match &outcome.result {
             Ok(report) => {
-                self.totals.files += 1;
-                self.totals.events += report.events;
-                self.totals.warnings += report.warnings();
                 self.reporter.diagnostics(&outcome.name, &report.diagnostics);
                 if report.more_diagnostics > 0 {
                     self.reporter.info(&format!(
@@ -147,21 +126,11 @@ impl Destination for ToSink<'_, '_> {
                 }
                 let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
                 self.sink.end_source(&outcome.name, report.lines, &records)?;
-                let status = if records.is_empty() { "ok" } else { "warnings" };
-                serde_json::json!({
-                    "file": outcome.name, "status": status, "lines": report.lines, "events": report.events,
-                    "diagnostics": records, "more_diagnostics": report.more_diagnostics,
-                })
             }
-            Err(e) => {
-                self.totals.failed += 1;
-                self.totals.internal += u64::from(matches!(e, InputError::Internal { .. }));
-                self.reporter.error(e);
-                serde_json::json!({ "file": outcome.name, "status": "error", "error": e.to_string() })
-            }
-        };
+            Err(e) => self.reporter.error(e),
+        }
         if let Some(report) = &mut self.report {
-            report.push(entry);
+            report.files.push(InputReport::of(&outcome));
         }
         Ok(())
     }
@@ -266,7 +235,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         last_session: None,
         sizes,
         progress: &progress,
-        report: plan.report.as_ref().map(|_| Vec::new()),
+        report: plan.report.as_ref().map(|_| RunReport::default()),
         input_sessions: manifest.as_ref().map(|_| Default::default()),
         current: Default::default(),
     };
@@ -309,8 +278,8 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
             return Exit::Output;
         }
     }
-    if let (Some(path), Some(files)) = (&plan.report, report)
-        && let Err(e) = write_report(path, &files)
+    if let (Some(path), Some(report)) = (&plan.report, report)
+        && let Err(e) = write_report(path, &report)
     {
         reporter.error(&CliError::output(&Some(path.clone()), e));
         return Exit::Output;
@@ -338,9 +307,10 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     }
 }
 
-fn write_report(path: &std::path::Path, files: &[serde_json::Value]) -> io::Result<()> {
+/// Writes the report as pretty JSON with every object's keys in name order.
+fn write_report(path: &std::path::Path, report: &RunReport) -> io::Result<()> {
     let mut file = agentlog::write::AtomicFile::create(path)?;
-    serde_json::to_writer_pretty(&mut file, &serde_json::json!({ "files": files }))?;
+    serde_json::to_writer_pretty(&mut file, &serde_json::to_value(report)?)?;
     io::Write::write_all(&mut file, b"\n")?;
     file.commit()
 }

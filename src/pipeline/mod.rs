@@ -1,7 +1,8 @@
 //! The conversion pipeline: inputs (files, directories, glob patterns, standard input) are
 //! expanded ([`inputs`]), opened and told apart by their first lines ([`detect`]), grouped so
 //! that files sharing reader state are read in order on one thread ([`plan`]), and read in
-//! parallel into one destination in input order ([`engine`]).
+//! parallel into one destination in input order ([`engine`]); [`report`] keeps the totals
+//! and what became of each input.
 
 pub mod detect;
 pub mod engine;
@@ -9,6 +10,7 @@ pub mod error;
 mod events;
 pub mod inputs;
 pub mod plan;
+pub mod report;
 
 pub use detect::{Chosen, choose_reader, open, peek};
 pub use engine::{Destination, Encoded, Outcome, read_group, run};
@@ -16,3 +18,4 @@ pub use error::InputError;
 pub use events::{Events, Found, events};
 pub use inputs::{InputSpec, expand};
 pub use plan::{Group, Item, plan, shard};
+pub use report::{InputReport, RunReport, Status, Totals};
