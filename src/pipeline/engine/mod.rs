@@ -3,15 +3,21 @@
 //! number of threads.
 
 use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::io;
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::model::{Agent, Event};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
 use crate::write::Encoder;
+
+mod claims;
+mod spill;
+
+use claims::{Claims, waiting_bytes};
+use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
 
 use super::detect::{Chosen, choose_reader, open};
 use super::error::InputError;
@@ -125,140 +131,6 @@ enum Message {
     End(Outcome),
     /// Messages held back in a temporary file while the writer was busy with earlier groups.
     Spilled(Spill),
-}
-
-/// Bytes of encoded events the reading threads may hold back in temporary files at a time,
-/// before they wait for the writer instead.
-const SPILL_BYTES: u64 = 1 << 30;
-
-/// Bytes of encoded events that groups read ahead of the writer may keep in memory, waiting in
-/// their channels, before they hold the rest back in temporary files.
-const AHEAD_BYTES: u64 = 32 << 20;
-
-/// What the reading threads share to bound what they hold back.
-#[derive(Default)]
-struct Budget {
-    /// Bytes held back in files by every reading thread, to be kept under [`SPILL_BYTES`].
-    spilled: AtomicU64,
-    /// Bytes of encoded events in the channels, to be kept under [`AHEAD_BYTES`] for the
-    /// groups read ahead of the writer.
-    waiting: AtomicU64,
-    /// The group being written.
-    writing: AtomicUsize,
-    /// Whether a temporary file could not be made or written.
-    no_files: AtomicBool,
-}
-
-impl Budget {
-    /// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
-    fn spent(&self) -> bool {
-        self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
-    }
-
-    /// Whether groups read ahead can hold back more than [`AHEAD_BYTES`]: in files, while
-    /// they can be made and written and hold less than [`SPILL_BYTES`].
-    fn can_hold_back(&self) -> bool {
-        !self.spent() && !self.no_files.load(Ordering::Relaxed)
-    }
-}
-
-/// Bytes a reading thread writes to one temporary file before it starts the next: a file is
-/// removed once the groups held back in it are written.
-const SHELF_BYTES: u64 = 128 << 20;
-
-/// The anonymous temporary file a reading thread holds messages back in, shared by the groups
-/// it reads one after another, each in a range of its own. The reading thread appends to it
-/// while the writing thread reads earlier ranges back.
-type Shelf = Arc<Mutex<File>>;
-
-/// A group's messages held back while the writer is busy with earlier groups: encoded events
-/// in a range of its reading thread's [`Shelf`], the rest (and what the events name) in memory.
-struct Spill {
-    file: Shelf,
-    /// Where the group's range of the file starts.
-    start: u64,
-    held: Vec<Held>,
-    budget: Arc<Budget>,
-    /// Whether the file could not be written: nothing more is held back.
-    full: bool,
-}
-
-/// One held-back message.
-enum Held {
-    Message(Message),
-    /// Encoded events: this many bytes of the file, next in order, and their sessions.
-    Encoded(u64, Vec<(Agent, String)>),
-}
-
-impl Spill {
-    /// An empty spill at the end of the thread's `shelf`, which is started, or started again
-    /// once it holds [`SHELF_BYTES`]; `None` when no temporary file can be made.
-    fn new(budget: &Arc<Budget>, shelf: &mut Option<Shelf>) -> Option<Self> {
-        let end = |file: &Shelf| file.lock().ok().and_then(|mut f| f.seek(SeekFrom::End(0)).ok());
-        let (file, start) = match shelf.as_ref().and_then(|f| Some((f, end(f)?))) {
-            Some((file, start)) if start < SHELF_BYTES => (Arc::clone(file), start),
-            _ => {
-                let Ok(file) = tempfile::tempfile() else {
-                    budget.no_files.store(true, Ordering::Relaxed);
-                    return None;
-                };
-                let file = Arc::new(Mutex::new(file));
-                *shelf = Some(Arc::clone(&file));
-                (file, 0)
-            }
-        };
-        Some(Spill { file, start, held: Vec::new(), budget: Arc::clone(budget), full: false })
-    }
-
-    /// Whether nothing more may be held back.
-    fn is_full(&self) -> bool {
-        self.full || self.budget.spent()
-    }
-
-    /// Holds a message back; encoded events that cannot be written to the file stay in memory.
-    fn hold(&mut self, message: Message) {
-        let held = match message {
-            Message::Encoded(encoded) => match self.append(&encoded.bytes) {
-                Ok(()) => {
-                    self.budget.spilled.fetch_add(encoded.bytes.len() as u64, Ordering::Relaxed);
-                    Held::Encoded(encoded.bytes.len() as u64, encoded.sessions)
-                }
-                Err(_) => {
-                    self.full = true;
-                    self.budget.no_files.store(true, Ordering::Relaxed);
-                    Held::Message(Message::Encoded(encoded))
-                }
-            },
-            message => Held::Message(message),
-        };
-        self.held.push(held);
-    }
-
-    /// Appends bytes to the end of the file, where this group's range ends: the reading thread
-    /// writes nothing else while it reads the group.
-    fn append(&self, bytes: &[u8]) -> io::Result<()> {
-        let mut file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
-        file.seek(SeekFrom::End(0))?;
-        file.write_all(bytes)
-    }
-
-    /// Hands the held messages to `dest`, in order.
-    fn deliver(self, dest: &mut dyn Destination) -> io::Result<()> {
-        let mut at = self.start;
-        for held in self.held {
-            match held {
-                Held::Message(message) => deliver(message, dest)?,
-                Held::Encoded(len, sessions) => {
-                    let file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
-                    dest.encoded_from(&file, at, len, sessions)?;
-                    drop(file);
-                    at += len;
-                    self.budget.spilled.fetch_sub(len, Ordering::Relaxed);
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 /// The error of a reading thread whose writer has gone.
@@ -444,96 +316,6 @@ impl Destination for Forward {
     }
 }
 
-/// Groups a reading thread may start beyond the one being written when it cannot hold their
-/// messages back in files; bounds memory together with [`MESSAGES_AHEAD`].
-const GROUPS_AHEAD: usize = 4;
-
-/// The same while it can: their encoded events wait in memory up to [`AHEAD_BYTES`], then in
-/// files. Reading far ahead keeps every thread busy while one reads a large input.
-const GROUPS_AHEAD_HELD: usize = 1024;
-
-/// Bytes of encoded events a message keeps waiting in a channel.
-fn waiting_bytes(message: &Message) -> u64 {
-    match message {
-        Message::Encoded(encoded) => encoded.bytes.capacity() as u64,
-        _ => 0,
-    }
-}
-
-/// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] (or
-/// [`GROUPS_AHEAD_HELD`]) per reader beyond the group being written.
-struct Claims {
-    state: Mutex<ClaimState>,
-    changed: Condvar,
-    readers: usize,
-    groups: usize,
-    /// What groups read ahead hold back, when they can (with an encoder); `None` otherwise.
-    budget: Option<Arc<Budget>>,
-    settings: Settings,
-}
-
-struct ClaimState {
-    next: usize,
-    writing: usize,
-    stopped: bool,
-}
-
-impl Claims {
-    /// Claims of `groups` for `readers` threads, which read further ahead while `budget` says
-    /// they can hold messages back.
-    fn new(groups: usize, readers: usize, budget: Option<Arc<Budget>>, settings: Settings) -> Self {
-        let state = ClaimState { next: 0, writing: 0, stopped: false };
-        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), readers, groups, budget, settings };
-        claims.update(|_| {});
-        claims
-    }
-
-    /// Groups the readers may start beyond the one being written, now.
-    fn ahead(&self) -> usize {
-        let far = self.budget.as_ref().is_some_and(|b| b.can_hold_back());
-        self.readers * if far { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD }
-    }
-
-    /// The next group to read, once it is near enough the writer; `None` once stopped.
-    fn claim(&self) -> Option<usize> {
-        let mut state = self.state.lock().ok()?;
-        loop {
-            if state.stopped {
-                return None;
-            }
-            if state.next <= state.writing + self.ahead() {
-                state.next += 1;
-                self.tell_readers(&state);
-                return Some(state.next - 1);
-            }
-            state = self.changed.wait(state).ok()?;
-        }
-    }
-
-    /// Says that the writer is now at group `i`, to the claims and to the groups read ahead.
-    fn writing(&self, i: usize) {
-        if let Some(budget) = &self.budget {
-            budget.writing.store(i, Ordering::Relaxed);
-        }
-        self.update(|s| s.writing = i);
-    }
-
-    fn update(&self, change: impl FnOnce(&mut ClaimState)) {
-        if let Ok(mut state) = self.state.lock() {
-            change(&mut state);
-            self.tell_readers(&state);
-            self.changed.notify_all();
-        }
-    }
-
-    /// Tells the readers how many groups a thread could claim now: while there are some, a
-    /// thread reading a large input leaves its lines to be parsed by itself, not by the pool.
-    fn tell_readers(&self, state: &ClaimState) {
-        let claimable = if state.stopped { 0 } else { self.groups.min(state.writing + self.ahead() + 1) };
-        self.settings.set_inputs_waiting(claimable.saturating_sub(state.next));
-    }
-}
-
 /// Runs every group into `dest` in group order. With more than one of `settings`' threads, as
 /// many reading threads read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
 /// thread writes, so that parsing and writing overlap and memory stays bounded. Given the
@@ -616,6 +398,10 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::claims::{GROUPS_AHEAD, GROUPS_AHEAD_HELD};
+    use super::spill::SPILL_BYTES;
     use crate::model::{Meta, MetaType, Payload};
     use crate::pipeline::{InputSpec, Item};
     use crate::read::Reader;
