@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use agentlog::model::{Agent, Event};
 use agentlog::read::{Reader, Settings};
-use agentlog::write::{EncodedSink, EventSink, Options, Target, Writer};
+use agentlog::write::{EncodedSink, EventSink, Options, Target, WriteError, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::error::CliError;
@@ -215,16 +215,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     };
     let mut sink = match plan.writer.open(target, &plan.options) {
         Ok(sink) => sink,
-        Err(e) if e.kind() == io::ErrorKind::Unsupported => {
-            reporter.error(&CliError::Usage { message: e.to_string() });
-            return Exit::Usage;
-        }
-        // A reader that closed the pipe before the output's header was written.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Success,
-        Err(e) => {
-            reporter.error(&CliError::output(&plan.output, e));
-            return Exit::Output;
-        }
+        Err(e) => return write_failed(e, &plan.output, reporter),
     };
     let sizes = groups.iter().flat_map(|g| &g.items).map(|i| (i.spec.name().to_owned(), i.size)).collect();
     let mut dest = ToSink {
@@ -250,12 +241,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     drop(sink);
     progress.finish_and_clear();
     if let Err(e) = result {
-        // A reader closing the pipe (`agentlog convert … | head`) is not an error.
-        if e.kind() == io::ErrorKind::BrokenPipe {
-            return Exit::Success;
-        }
-        reporter.error(&CliError::output(&plan.output, e));
-        return Exit::Output;
+        return write_failed(WriteError::from_io(e), &plan.output, reporter);
     }
     if let (Some(manifest), Some(dir)) = (&mut manifest, super::incremental::directory(&plan.output)) {
         let saved = groups
@@ -308,6 +294,30 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
 }
 
 /// Writes the report as pretty JSON with every object's keys in name order.
+/// Reports a writer's failure, and gives what it means for the run: a reader closing the pipe
+/// (`agentlog convert … | head`) is not an error; options that do not fit the format are a
+/// usage error; events that break the published schema, like the rest, leave the output
+/// unwritten.
+fn write_failed(e: WriteError, output: &Option<PathBuf>, reporter: &Reporter) -> Exit {
+    let exit = exit_for(&e);
+    match e {
+        WriteError::Io(e) if exit == Exit::Output => reporter.error(&CliError::output(output, e)),
+        WriteError::Io(_) => {}
+        other => reporter.error(&other),
+    }
+    exit
+}
+
+/// The exit code a writer's failure means.
+fn exit_for(e: &WriteError) -> Exit {
+    match e {
+        WriteError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
+        WriteError::Io(_) => Exit::Output,
+        WriteError::Unsupported { .. } => Exit::Usage,
+        WriteError::Schema { .. } => Exit::Output,
+    }
+}
+
 fn write_report(path: &std::path::Path, report: &RunReport) -> io::Result<()> {
     let mut file = agentlog::write::AtomicFile::create(path)?;
     serde_json::to_writer_pretty(&mut file, &serde_json::to_value(report)?)?;

@@ -9,6 +9,7 @@
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod encode;
+mod error;
 mod file;
 pub mod interchange;
 pub mod jsonl;
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Diagnostic, Event};
 
+pub use error::WriteError;
 pub(crate) use file::forget_temporary;
 pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_temporary_files, temporary_path};
 pub use sessions::Sessions;
@@ -106,8 +108,9 @@ pub trait Writer: Send + Sync {
     /// Starts writing to `target`.
     ///
     /// # Errors
-    /// When the output cannot be created, or the options do not apply to this format.
-    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>>;
+    /// [`WriteError::Unsupported`] when the options or the target do not fit this format;
+    /// [`WriteError::Io`] when the output cannot be created.
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError>;
 
     /// Files written beside the output `path` (not inside it), such as a sessions table.
     fn side_files(&self, _path: &Path, _options: &Options) -> Vec<PathBuf> {
@@ -147,7 +150,8 @@ pub trait EncodedSink {
 
 /// Takes events in order and writes them.
 ///
-/// I/O errors are returned unchanged (a closed pipe is the caller's to judge).
+/// I/O errors are returned unchanged (a closed pipe is the caller's to judge); other failures
+/// are a [`WriteError`] carried in the [`io::Error`] ([`WriteError::from_io`]).
 pub trait EventSink {
     /// Called before the events of each input.
     ///
@@ -224,20 +228,19 @@ pub fn sessions_beside(path: &Path) -> Option<PathBuf> {
 }
 
 /// The error for an output directory given to a format that writes one file.
-pub fn not_a_directory(path: &Path, format: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::Unsupported,
-        format!(
+pub fn not_a_directory(path: &Path, format: &str) -> WriteError {
+    WriteError::Unsupported {
+        message: format!(
             "--to {format} writes one file, but {} names a directory; name a file (out.{format}){}",
             path.display(),
             if format == "parquet" { ", or add --partition-by agent,date for a dataset" } else { "" }
         ),
-    )
+    }
 }
 
 /// The error for options a format does not support.
-pub fn unsupported(what: &str, format: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::Unsupported, format!("{what} is not supported for --to {format}"))
+pub fn unsupported(what: &str, format: &str) -> WriteError {
+    WriteError::Unsupported { message: format!("{what} is not supported for --to {format}") }
 }
 
 /// Whether a path names a directory for one output per session: an existing directory, or a

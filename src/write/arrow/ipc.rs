@@ -8,7 +8,7 @@ use super::columns::{EventColumns, event_schema, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Diagnostic, Event};
 use crate::write::{
-    AtomicFile, EventSink, Pending, Sessions, Target, is_directory_target, not_a_directory, sessions_beside,
+    AtomicFile, EventSink, Pending, Sessions, Target, WriteError, is_directory_target, not_a_directory, sessions_beside,
 };
 
 /// Dictionaries grow from batch to batch, so a file can hold them as deltas.
@@ -16,7 +16,7 @@ fn options() -> IpcWriteOptions {
     IpcWriteOptions::default().with_dictionary_handling(DictionaryHandling::Delta)
 }
 
-pub fn open<'w>(target: Target<'w>) -> io::Result<Box<dyn EventSink + 'w>> {
+pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteError> {
     let schema = event_schema(true);
     Ok(match target {
         Target::Stream(out) => {

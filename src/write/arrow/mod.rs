@@ -33,7 +33,7 @@ mod parquet;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::write::{EventSink, Options, Target, Writer, sessions_beside, unsupported};
+use crate::write::{EventSink, Options, Target, WriteError, Writer, sessions_beside, unsupported};
 
 pub use columns::{event_schema, session_schema};
 
@@ -61,7 +61,7 @@ impl Writer for Parquet {
         "Parquet (zstd), events and sessions tables; --partition-by agent,date for a Hive dataset"
     }
 
-    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         parquet::open(target, options)
     }
 
@@ -86,7 +86,7 @@ impl Writer for Arrow {
         "Arrow IPC: a file with -o (sessions beside it), a stream on standard output"
     }
 
-    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         if !options.partition_by.is_empty() {
             return Err(unsupported("--partition-by", self.name()));
         }

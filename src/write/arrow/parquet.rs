@@ -16,8 +16,8 @@ use super::columns::{EventColumns, event_schema, metadata, session_batch, sessio
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
 use crate::write::{
-    AtomicFile, EventSink, Options, PartitionKey, Pending, Sessions, Target, is_directory_target, not_a_directory,
-    sessions_beside, unsupported,
+    AtomicFile, EventSink, Options, PartitionKey, Pending, Sessions, Target, WriteError, is_directory_target,
+    not_a_directory, sessions_beside, unsupported,
 };
 
 /// Rows per row group.
@@ -65,7 +65,7 @@ fn properties(table: &str) -> WriterProperties {
     builder.build()
 }
 
-pub fn open<'w>(target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
     match target {
         Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
             events: Some(EventFile::new(out, true, options.parallel)?),

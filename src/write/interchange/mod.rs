@@ -27,8 +27,8 @@ use crate::model::{
     Agent, Event, Header, INTERCHANGE_SCHEMA_ID, Json, Producer, SCHEMA_VERSION, Schemas, SessionSummary,
 };
 use crate::write::{
-    AtomicFile, EventSink, Options, Pending, Sessions, Target, Writer, is_directory_target, session_file_name,
-    unsupported,
+    AtomicFile, EventSink, Options, Pending, Sessions, Target, WriteError, Writer, is_directory_target,
+    session_file_name, unsupported,
 };
 
 /// The interchange writer.
@@ -47,7 +47,7 @@ impl Writer for Interchange {
         "one schema-checked JSON document (or one per session with -o DIR/)"
     }
 
-    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         if !options.partition_by.is_empty() {
             return Err(unsupported("--partition-by", self.name()));
         }
@@ -112,10 +112,9 @@ impl EventSink for Document<'_> {
         let value =
             if self.buf.len() <= LONG_EVENT { serde_json::to_value(event)? } else { shortened::parse(&self.buf)? };
         if let Some(v) = self.validator.event_violations(&value).first() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("event seq {} of session {} breaks the event schema at {v}", event.seq, event.session_id),
-            ));
+            let message =
+                format!("event seq {} of session {} breaks the event schema at {v}", event.seq, event.session_id);
+            return Err(WriteError::Schema { message }.into_io());
         }
         self.spool.write_all(&self.buf)?;
         let key = (event.agent, event.session_id.clone());
@@ -192,10 +191,8 @@ impl Document<'_> {
             "sessions": sessions.iter().map(|s| serde_json::json!({ "session": s, "events": [] })).collect::<Vec<_>>(),
         });
         if let Some(v) = self.validator.document_violations(&skeleton).first() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("the document breaks the interchange schema at {v}"),
-            ));
+            let message = format!("the document breaks the interchange schema at {v}");
+            return Err(WriteError::Schema { message }.into_io());
         }
         write!(
             out,

@@ -20,8 +20,8 @@ use std::path::PathBuf;
 
 use crate::model::{Agent, Event};
 use crate::write::{
-    AtomicFile, EncodedSink, Encoder, EventSink, Options, Target, Writer as Format, create_temporary, encode,
-    forget_temporary, is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
+    AtomicFile, EncodedSink, Encoder, EventSink, Options, Target, WriteError, Writer as Format, create_temporary,
+    encode, forget_temporary, is_directory_target, remove_temporary, session_file_name, temporary_path, unsupported,
 };
 
 /// The JSONL writer.
@@ -40,7 +40,7 @@ impl Format for Jsonl {
         "normalised JSONL, one unified event per line"
     }
 
-    fn open<'w>(&self, target: Target<'w>, options: &Options) -> io::Result<Box<dyn EventSink + 'w>> {
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         if !options.partition_by.is_empty() {
             return Err(unsupported("--partition-by", self.name()));
         }
