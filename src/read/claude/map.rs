@@ -31,6 +31,9 @@ pub struct RunState {
     seen: HashSet<u128>,
     /// Responses (`message.id`, `requestId`) whose usage was already counted.
     counted: HashSet<(String, String)>,
+    /// The spawning calls a parent session file names, by agent id: the file is read once for
+    /// all of its subagent files.
+    spawns: HashMap<std::path::PathBuf, HashMap<String, Option<String>>>,
 }
 
 /// Top-level fields of user and assistant records that event fields carry; the rest go to
@@ -250,8 +253,11 @@ impl<'s> Mapper<'s> {
         if self.file_parent_call.is_none() {
             let path = Path::new(&self.path);
             let agent = self.file_agent.as_deref().unwrap_or_default();
+            let spawns = &mut self.run.spawns;
             let call = paths::sidecar_call(path).or_else(|| {
-                paths::parent_session_file(path, session_id).and_then(|parent| paths::spawning_call(&parent, agent))
+                let parent = paths::parent_session_file(path, session_id)?;
+                let calls = spawns.entry(parent).or_insert_with_key(|parent| paths::spawning_calls(parent));
+                calls.get(agent).cloned().flatten()
             });
             self.file_parent_call = Some(call);
         }

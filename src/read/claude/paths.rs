@@ -5,6 +5,7 @@
 //! `subagents/workflows/<run>/`) with an `agent-<id>.meta.json` sidecar. 1.0 keeps subagents
 //! inline in the session file.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -62,41 +63,48 @@ pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
     nested.into_iter().chain(beside).find(|p| p.is_file())
 }
 
-/// The call id of the tool call whose result names `agent_id` (`toolUseResult.agentId` of a
-/// Task or Agent result) in the session file at `path`.
-pub fn spawning_call(path: &Path, agent_id: &str) -> Option<String> {
-    let needle = format!("\"{agent_id}\"");
-    let mut reader = BufReader::new(File::open(path).ok()?);
+/// The call ids of the tool calls whose results name a subagent (`toolUseResult.agentId` of a
+/// Task or Agent result) in the session file at `path`, by agent id; the first result naming
+/// an agent counts (`None` when that record has no message).
+pub fn spawning_calls(path: &Path) -> HashMap<String, Option<String>> {
+    let mut calls = HashMap::new();
+    let Ok(file) = File::open(path) else { return calls };
+    let mut reader = BufReader::new(file);
     let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        // Cheap filter first: only lines that mention the id can be its result.
-        if !line.contains(&needle) || !line.contains("toolUseResult") {
-            continue;
-        }
-        let Ok(record) = Object::parse(line.trim_end()) else { continue };
-        let names_agent = record
-            .raw("toolUseResult")
-            .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
-            .is_some_and(|facts| facts.agent_id.as_deref() == Some(agent_id));
-        if !names_agent {
-            continue;
-        }
-        let message = record.raw("message").and_then(|m| Object::from_raw(m).ok())?;
-        let Ok(Some(Content::Blocks(blocks))) = Content::of(&message) else { continue };
-        for block in blocks {
-            if let Ok(object) = block
-                && let Ok(block) = object.get::<Block<'_>>()
-                && block.block_type == "tool_result"
-                && let Some(id) = block.tool_use_id
-            {
-                return Some(id.into_owned());
+    while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+        // Cheap filter first: only lines with a tool result can name an agent.
+        if line.contains("toolUseResult")
+            && let Ok(record) = Object::parse(line.trim_end())
+            && let Some(agent) = record
+                .raw("toolUseResult")
+                .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
+                .and_then(|facts| facts.agent_id.map(std::borrow::Cow::into_owned))
+            && !calls.contains_key(&agent)
+        {
+            match record.raw("message").and_then(|m| Object::from_raw(m).ok()) {
+                None => {
+                    calls.insert(agent, None);
+                }
+                Some(message) => {
+                    if let Some(id) = result_call(&message) {
+                        calls.insert(agent, Some(id));
+                    }
+                }
             }
         }
+        line.clear();
     }
+    calls
+}
+
+/// The `tool_use_id` of the first tool result block of a message.
+fn result_call(message: &Object<'_>) -> Option<String> {
+    let Ok(Some(Content::Blocks(blocks))) = Content::of(message) else { return None };
+    blocks.into_iter().find_map(|block| {
+        let object = block.ok()?;
+        let block = object.get::<Block<'_>>().ok()?;
+        (block.block_type == "tool_result").then_some(block.tool_use_id?.into_owned())
+    })
 }
 
 /// The project directory of a session file: its own directory, or, for a file under a
