@@ -1,7 +1,9 @@
-//! Telling apart what a user record's text is: typed by the user, injected by the harness, a
-//! marker (interrupt, command, notification) or bash mode's input and output.
+//! Telling apart what a user record's text is (typed by the user, injected by the harness, a
+//! marker such as an interrupt, a command or a notification, or bash mode's input and output),
+//! and turning a user record's text blocks into events accordingly.
 
-use crate::model::MetaType;
+use super::parse::{USER_SHELL, meta, with};
+use crate::model::{Event, Json, Message, MetaType, Part, Payload, Role, ToolCall, ToolOutput};
 
 /// What a piece of user text is.
 #[derive(Debug, PartialEq)]
@@ -64,6 +66,92 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     let start = text.find(open)? + open.len();
     let end = text[start..].find(close).map_or(text.len(), |e| start + e);
     Some(&text[start..end])
+}
+
+/// The user-visible parts of one user record, split where injected text or markers stand
+/// between typed text.
+#[derive(Default)]
+pub(super) struct UserTurn {
+    pub(super) events: Vec<Event>,
+    pub(super) parts: Vec<Part>,
+}
+
+impl UserTurn {
+    /// Takes one text (a string content or a text block), by what it is.
+    pub(super) fn text(&mut self, head: &Event, text: &str, injected: bool) {
+        match classify(text, injected) {
+            TextClass::Typed => self.parts.push(Part::Text { text: text.to_owned() }),
+            TextClass::Injected => {
+                self.flush(head, false);
+                let mut event = with(
+                    head,
+                    Payload::Message(Message::from_parts(Role::User, vec![Part::Text { text: text.to_owned() }])),
+                );
+                event.injected = true;
+                self.events.push(event);
+            }
+            TextClass::Marker(meta_type) => {
+                self.flush(head, false);
+                self.push(with(head, meta(meta_type, Json::from_value(&serde_json::json!({ "text": text })))));
+            }
+            TextClass::ShellInput(command) => {
+                self.flush(head, false);
+                let call_id = head.record_id.as_ref().map(|id| format!("{USER_SHELL}{id}"));
+                let input = Json::from_value(&serde_json::json!({ "command": command }));
+                self.push(with(
+                    head,
+                    Payload::ToolCall(ToolCall {
+                        call_id,
+                        name: "user_shell".into(),
+                        input: Some(input),
+                        input_text: None,
+                    }),
+                ));
+            }
+            TextClass::ShellOutput { stdout, stderr } => {
+                self.flush(head, false);
+                let call_id = head.parent_record_id.as_ref().map(|id| format!("{USER_SHELL}{id}"));
+                let text = [stdout, stderr].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("\n");
+                let result = Json::from_value(&serde_json::json!({ "stdout": stdout, "stderr": stderr }));
+                self.push(with(
+                    head,
+                    Payload::ToolOutput(ToolOutput {
+                        call_id,
+                        name: Some("user_shell".into()),
+                        text,
+                        parts: Vec::new(),
+                        is_error: None,
+                        exit_code: None,
+                        duration_ms: None,
+                        result: Some(result),
+                    }),
+                ));
+            }
+        }
+    }
+
+    pub(super) fn push(&mut self, event: Event) {
+        self.events.push(event);
+    }
+
+    /// Turns the typed parts gathered so far into one message.
+    pub(super) fn flush(&mut self, head: &Event, injected: bool) {
+        if self.parts.is_empty() {
+            return;
+        }
+        let mut event = with(head, Payload::Message(Message::from_parts(Role::User, std::mem::take(&mut self.parts))));
+        event.injected = injected;
+        self.events.push(event);
+    }
+
+    pub(super) fn finish(mut self, head: &Event, injected: bool) -> Vec<Event> {
+        self.flush(head, injected);
+        if self.events.is_empty() {
+            // An empty prompt is still a record of the conversation.
+            self.events.push(with(head, Payload::Message(Message::from_parts(Role::User, Vec::new()))));
+        }
+        self.events
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 
 mod classify;
 mod map;
+mod parse;
 mod paths;
 mod raw;
 
@@ -74,6 +75,6 @@ impl Reader for Claude {
         let settings = shared.settings().clone();
         let run = shared.slot::<map::RunState>(self.name());
         let mut mapper = map::Mapper::new(name, run);
-        read_lines(Agent::ClaudeCode, name, bytes, &settings, &map::Parser::new(name), &mut mapper, out)
+        read_lines(Agent::ClaudeCode, name, bytes, &settings, &parse::Parser::new(name), &mut mapper, out)
     }
 }
