@@ -3,8 +3,6 @@
 
 use std::path::Path;
 
-use rayon::prelude::*;
-
 use crate::read::{self, Reader, Settings};
 
 use super::detect::{choose_reader, open};
@@ -49,41 +47,29 @@ pub fn plan(
     unchanged: &(dyn Fn(&InputSpec) -> Option<&'static dyn Reader> + Sync),
     settings: &Settings,
 ) -> (Vec<Group>, Vec<InputError>) {
-    let sniffed: Vec<Result<Item, InputError>> = settings.install(|| {
-        inputs
-            .par_iter()
-            .map(|spec| {
-                if let Some(reader) = unchanged(spec) {
-                    return Ok(Item {
-                        spec: spec.clone(),
-                        size: 0,
-                        reader,
-                        told: true,
-                        forced: false,
-                        unchanged: true,
-                    });
-                }
-                let name = spec.name().to_owned();
-                let meta = match spec {
-                    InputSpec::Stdin => None,
-                    InputSpec::File(path) => std::fs::metadata(path).ok(),
-                };
-                let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
-                let (reader, told) = match (meta, given) {
-                    (_, Some(reader)) => (reader, true),
-                    // Standard input, pipes and devices can be read only once: they are told as
-                    // they are read.
-                    (None, None) => (read::READERS[0], false),
-                    (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
-                    (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, false, b)) {
-                        Ok(Some(chosen)) => (chosen.reader, true),
-                        Ok(None) => return Err(InputError::unknown_format(&name)),
-                        Err(source) => return Err(InputError::Unreadable { path: name, source }),
-                    },
-                };
-                Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false })
-            })
-            .collect()
+    let sniffed: Vec<Result<Item, InputError>> = settings.map(inputs, |spec| {
+        if let Some(reader) = unchanged(spec) {
+            return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, forced: false, unchanged: true });
+        }
+        let name = spec.name().to_owned();
+        let meta = match spec {
+            InputSpec::Stdin => None,
+            InputSpec::File(path) => std::fs::metadata(path).ok(),
+        };
+        let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
+        let (reader, told) = match (meta, given) {
+            (_, Some(reader)) => (reader, true),
+            // Standard input, pipes and devices can be read only once: they are told as
+            // they are read.
+            (None, None) => (read::READERS[0], false),
+            (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
+            (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, false, b)) {
+                Ok(Some(chosen)) => (chosen.reader, true),
+                Ok(None) => return Err(InputError::unknown_format(&name)),
+                Err(source) => return Err(InputError::Unreadable { path: name, source }),
+            },
+        };
+        Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false })
     });
     let mut groups: Vec<Group> = Vec::new();
     let mut errors = Vec::new();

@@ -1,5 +1,5 @@
 //! The line loop every line-based reader goes through ([`read_lines`]): lines are read with a
-//! length limit, parsed (on the rayon pool while it has idle threads, in chunks), accounted for
+//! length limit, parsed (on the run's pool while it has idle threads, in chunks), accounted for
 //! (mapped, or diagnosed once), and mapped in order; values repaired or rejected while a line
 //! was parsed become that line's warnings.
 
@@ -17,7 +17,7 @@ const PARSE_CHUNK_BYTES: usize = 1 << 20;
 /// Chunks of one input parsed ahead of the one being mapped; bounds memory.
 const CHUNKS_AHEAD: usize = 4;
 
-/// Reads the input `name` line by line: `parser` parses the lines (on the rayon pool while it
+/// Reads the input `name` line by line: `parser` parses the lines (on the run's pool while it
 /// has idle threads), `mapper` takes them in order. Keeps the line accounting.
 ///
 /// # Errors

@@ -65,12 +65,12 @@ impl Settings {
         self.pool.as_ref().map_or(1, |p| p.threads.current_num_threads())
     }
 
-    /// Runs `work` on the pool, so that its parallel iterators use the pool's threads; here,
-    /// without a pool.
-    pub fn install<R: Send>(&self, work: impl FnOnce() -> R + Send) -> R {
+    /// `f` of every item, in order: on the pool's threads, or on this one without a pool.
+    pub fn map<T: Sync, R: Send>(&self, items: &[T], f: impl Fn(&T) -> R + Sync + Send) -> Vec<R> {
+        use rayon::prelude::*;
         match &self.pool {
-            Some(pool) => pool.threads.install(work),
-            None => work(),
+            Some(pool) => pool.threads.install(|| items.par_iter().map(f).collect()),
+            None => items.iter().map(f).collect(),
         }
     }
 
