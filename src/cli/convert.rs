@@ -293,31 +293,29 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     }
 }
 
-/// Writes the report as pretty JSON with every object's keys in name order.
 /// Reports a writer's failure, and gives what it means for the run: a reader closing the pipe
 /// (`agentlog convert … | head`) is not an error; options that do not fit the format are a
 /// usage error; events that break the published schema, like the rest, leave the output
 /// unwritten.
 fn write_failed(e: WriteError, output: &Option<PathBuf>, reporter: &Reporter) -> Exit {
-    let exit = exit_for(&e);
-    match e {
-        WriteError::Io(e) if exit == Exit::Output => reporter.error(&CliError::output(output, e)),
-        WriteError::Io(_) => {}
-        other => reporter.error(&other),
-    }
-    exit
-}
-
-/// The exit code a writer's failure means.
-fn exit_for(e: &WriteError) -> Exit {
     match e {
         WriteError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
-        WriteError::Io(_) => Exit::Output,
-        WriteError::Unsupported { .. } => Exit::Usage,
-        WriteError::Schema { .. } => Exit::Output,
+        WriteError::Io(e) => {
+            reporter.error(&CliError::output(output, e));
+            Exit::Output
+        }
+        e @ WriteError::Unsupported { .. } => {
+            reporter.error(&e);
+            Exit::Usage
+        }
+        e @ WriteError::Schema { .. } => {
+            reporter.error(&e);
+            Exit::Output
+        }
     }
 }
 
+/// Writes the report as pretty JSON with every object's keys in name order.
 fn write_report(path: &std::path::Path, report: &RunReport) -> io::Result<()> {
     let mut file = agentlog::write::AtomicFile::create(path)?;
     serde_json::to_writer_pretty(&mut file, &serde_json::to_value(report)?)?;

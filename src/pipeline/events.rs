@@ -72,7 +72,7 @@ pub fn events(path: impl AsRef<Path>) -> Result<Events, InputError> {
                 }
             }
             // An error here only says that the iterator was dropped.
-            let _ = run(&groups, &mut Send(to), &settings, None);
+            let _ = run(&groups, &mut ToIterator(to), &settings, None);
         })
         .map_err(|source| InputError::Unreadable { path: path.as_ref().display().to_string(), source })?;
     Ok(Events { from: Some(from), thread: Some(thread) })
@@ -103,15 +103,15 @@ impl Drop for Events {
 }
 
 /// Sends what is read to the iterator.
-struct Send(SyncSender<Found>);
+struct ToIterator(SyncSender<Found>);
 
-impl Send {
+impl ToIterator {
     fn send(&self, found: Found) -> io::Result<()> {
         self.0.send(found).map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the iterator was dropped"))
     }
 }
 
-impl Destination for Send {
+impl Destination for ToIterator {
     fn begin(&mut self, _name: &str) -> io::Result<()> {
         Ok(())
     }
