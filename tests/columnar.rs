@@ -7,7 +7,8 @@ use std::fs::File;
 use std::sync::Arc;
 
 use agentlog::model::{
-    Agent, Context, Event, Json, Message, Meta, MetaType, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
+    Agent, Context, Event, Json, Message, Meta, MetaType, Payload, Reasoning, Role, SessionSummary, Source, ToolCall,
+    ToolOutput, Usage,
 };
 use agentlog::write::{Options, PartitionKey, Target, writer};
 use arrow_array::cast::AsArray;
@@ -276,4 +277,73 @@ fn partitioned_dataset_holds_every_event_once_with_partition_columns_only_in_pat
         assert_eq!(Some(&r), by_id.get(r.id.as_str()), "{}", r.id);
     }
     assert!(dir.path().join("sessions").is_dir());
+}
+
+fn strings(batch: &RecordBatch, name: &str, i: usize) -> Vec<String> {
+    let list = column(batch, name).as_list::<i32>().value(i);
+    list.as_string::<i32>().iter().map(|v| v.unwrap().to_owned()).collect()
+}
+
+/// The fields of a struct of integers, by name, as a JSON object.
+fn int_struct(batch: &RecordBatch, name: &str, i: usize) -> serde_json::Value {
+    let s = column(batch, name).as_struct();
+    let fields = s.fields().iter().zip(s.columns());
+    fields.map(|(f, c)| (f.name().clone(), serde_json::Value::from(c.as_primitive::<Int64Type>().value(i)))).collect()
+}
+
+/// Rebuilds the session summaries of a batch from its columns.
+fn sessions_of(batch: &RecordBatch) -> Vec<SessionSummary> {
+    let time = |name: &str, i: usize| {
+        let c = column(batch, name).as_primitive::<TimestampMicrosecondType>();
+        (!c.is_null(i)).then(|| chrono::DateTime::from_timestamp_micros(c.value(i)).unwrap())
+    };
+    (0..batch.num_rows())
+        .map(|i| {
+            let s = |n: &str| string(batch, n, i);
+            let l = |n: &str| strings(batch, n, i);
+            SessionSummary {
+                session_id: s("session_id").unwrap(),
+                agent: enum_value::<Agent>(s("agent")).unwrap(),
+                agent_versions: l("agent_versions"),
+                title: s("title"),
+                started_at: time("started_at", i),
+                ended_at: time("ended_at", i),
+                cwd: s("cwd"),
+                git_branch: s("git_branch"),
+                models: l("models"),
+                parent_session_id: s("parent_session_id"),
+                relation: enum_value(s("relation")),
+                agent_ids: l("agent_ids"),
+                files: l("files"),
+                counts: serde_json::from_value(int_struct(batch, "counts", i)).unwrap(),
+                usage: serde_json::from_value(int_struct(batch, "usage", i)).unwrap(),
+                orphan_calls: l("orphan_calls"),
+                orphan_outputs: l("orphan_outputs"),
+                diagnostics: serde_json::from_str(&s("diagnostics").unwrap()).unwrap(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn sessions_table_gives_back_the_same_summaries_field_by_field() {
+    let events = corpus_events();
+    let mut expected = agentlog::write::Sessions::default();
+    for e in &events {
+        expected.observe(e);
+    }
+    let expected = expected.finish();
+    // Every column is exercised: a summary with a relation, a title, orphans and versions.
+    assert!(expected.iter().any(|s| s.relation.is_some() && s.title.is_some() && !s.agent_versions.is_empty()));
+    assert!(expected.iter().any(|s| !s.orphan_calls.is_empty()));
+
+    let dir = tempfile::tempdir().unwrap();
+    write_all("parquet", Target::Path(dir.path().join("events.parquet")), &Options::default(), &events);
+    let file = File::open(dir.path().join("events.sessions.parquet")).unwrap();
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap();
+    let read: Vec<SessionSummary> = reader.flat_map(|b| sessions_of(&b.unwrap())).collect();
+    assert_eq!(read.len(), expected.len());
+    for (r, e) in read.iter().zip(&expected) {
+        assert_eq!(r, e, "session {}", e.session_id);
+    }
 }
