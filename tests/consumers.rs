@@ -1,6 +1,8 @@
-//! DuckDB and pyarrow read the Parquet and Arrow outputs (`tests/independent/consume.py`):
-//! column types as published, and usage per agent and day over the partitioned dataset equal
-//! to the totals in the unified JSONL. CI installs both; elsewhere the test skips with a notice.
+//! DuckDB, Polars, pyarrow and pandas read the Parquet and Arrow outputs with the calls the
+//! README documents (`tests/independent/consume.py`): the same rows, output tokens per agent
+//! and tool inputs' file paths as the unified JSONL, column types as published, and usage per
+//! agent and day over the partitioned dataset equal to the JSONL's. CI installs all four;
+//! elsewhere the test skips with a notice.
 
 mod common;
 
@@ -10,8 +12,8 @@ use std::process::Command;
 use assert_cmd::cargo::cargo_bin_cmd;
 
 #[test]
-fn duckdb_and_pyarrow_read_the_outputs_and_agree_with_the_jsonl() {
-    if !common::python_has("duckdb, pyarrow") {
+fn every_consumer_reads_every_columnar_output_to_the_same_figures() {
+    if !common::python_has("duckdb, pyarrow, polars, pandas") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -31,6 +33,8 @@ fn duckdb_and_pyarrow_read_the_outputs_and_agree_with_the_jsonl() {
     convert(&["-o", "unified.jsonl"]);
     convert(&["-o", "events.parquet"]);
     convert(&["-o", "events.arrow"]);
+    let stream = cargo_bin_cmd!("agentlog").args(["convert", "-q", "--to", "arrow"]).args(&inputs).output().unwrap();
+    std::fs::write(dir.path().join("events.arrows"), stream.stdout).unwrap();
     convert(&["--to", "parquet", "-o", "dataset", "--partition-by", "agent,date"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/consume.py");
     let out = Command::new("python3").arg(script).arg(dir.path()).output().unwrap();

@@ -8,8 +8,8 @@ use std::thread::{self, JoinHandle};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::errors::ParquetError;
-use parquet::file::properties::WriterProperties;
 
 use super::io_error;
 
@@ -39,13 +39,13 @@ enum Back {
 
 impl<W: Write> Background<W> {
     /// Starts the encoding thread for a file of `schema`.
-    pub fn new(out: W, schema: SchemaRef, properties: WriterProperties) -> io::Result<Self> {
+    pub fn new(out: W, schema: SchemaRef, options: ArrowWriterOptions) -> io::Result<Self> {
         let (batches, batches_in) = mpsc::channel::<RecordBatch>();
         let (to, back) = mpsc::channel();
         let thread = thread::Builder::new().name("agentlog-parquet".into()).spawn(move || {
             let ready = to.clone();
             let chunks = Chunks { buffer: Vec::with_capacity(WRITE_CHUNK_BYTES), to };
-            let mut writer = ArrowWriter::try_new(chunks, schema, Some(properties))?;
+            let mut writer = ArrowWriter::try_new_with_options(chunks, schema, options)?;
             // A send fails only once the caller is gone; the batches then stop too.
             let _ = ready.send(Back::Ready);
             for batch in batches_in {

@@ -2,28 +2,25 @@
 
 use std::io::{self, Write};
 
-use arrow_ipc::writer::{DictionaryHandling, FileWriter, IpcWriteOptions, StreamWriter};
+use arrow_ipc::writer::{FileWriter, StreamWriter};
 
-use super::columns::{EventColumns, event_schema, session_batch, session_schema};
+use super::columns::{EventColumns, event_schema, plain, session_batch};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Diagnostic, Event};
 use crate::write::{
     AtomicFile, EventSink, Pending, Sessions, Target, WriteError, is_directory_target, not_a_directory, sessions_beside,
 };
 
-/// Dictionaries grow from batch to batch, so a file can hold them as deltas.
-fn options() -> IpcWriteOptions {
-    IpcWriteOptions::default().with_dictionary_handling(DictionaryHandling::Delta)
-}
-
+/// Arrow IPC holds the [`plain`] schema: a reader needs no support for dictionary deltas or
+/// extension types.
 pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteError> {
-    let schema = event_schema(true);
+    let schema = plain(&event_schema(true));
     Ok(match target {
         Target::Stream(out) => {
-            let writer = StreamWriter::try_new_with_options(out, &schema, options()).map_err(io_error)?;
+            let writer = StreamWriter::try_new(out, &schema).map_err(io_error)?;
             Box::new(Ipc {
                 out: Some(Out::Stream(writer)),
-                columns: EventColumns::new(true, true),
+                columns: EventColumns::new(true, false),
                 sessions: Sessions::default(),
                 sessions_path: None,
             })
@@ -32,10 +29,10 @@ pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteErro
         Target::Path(path) => {
             let sessions_path = sessions_beside(&path);
             let file = AtomicFile::create(&path)?;
-            let writer = FileWriter::try_new_with_options(file, &schema, options()).map_err(io_error)?;
+            let writer = FileWriter::try_new(file, &schema).map_err(io_error)?;
             Box::new(Ipc {
                 out: Some(Out::File(writer)),
-                columns: EventColumns::new(true, true),
+                columns: EventColumns::new(true, false),
                 sessions: Sessions::default(),
                 sessions_path,
             })
@@ -102,9 +99,9 @@ impl EventSink for Ipc<'_> {
         }
         if let Some(path) = self.sessions_path.take() {
             let summaries = std::mem::take(&mut self.sessions).finish();
-            let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true).map_err(io_error)?;
+            let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true, false).map_err(io_error)?;
             let file = AtomicFile::create(&path)?;
-            let mut w = FileWriter::try_new_with_options(file, &session_schema(true), options()).map_err(io_error)?;
+            let mut w = FileWriter::try_new(file, &batch.schema()).map_err(io_error)?;
             w.write(&batch).map_err(io_error)?;
             w.finish().map_err(io_error)?;
             files.push(w.into_inner().map_err(io_error)?.close()?);

@@ -2,8 +2,9 @@
 //!
 //! Both write the same two tables, defined once in [`columns`]: **events** (one row per event,
 //! filterable fields as typed top-level columns, token usage as a struct of nullable `Int64`,
-//! free-form JSON as `Utf8` columns tagged with the canonical `arrow.json` extension) and
-//! **sessions** (one row per session summary). Every file carries `agentlog.table`,
+//! free-form JSON as `Utf8` columns with Parquet's JSON logical type) and **sessions** (one row
+//! per session summary). Readers are given plain strings ([`plain`]): Parquet stores columns of
+//! few values dictionary-encoded, Arrow IPC holds no dictionaries. Every file carries `agentlog.table`,
 //! `agentlog.schema_version` and `agentlog.version` in its key-value metadata. Columns do not
 //! depend on the input: a field a source lacks is null. New columns may be added in later
 //! minor schema versions.
@@ -35,7 +36,7 @@ use std::path::{Path, PathBuf};
 
 use crate::write::{EventSink, Options, Target, WriteError, Writer, sessions_beside, unsupported};
 
-pub use columns::{event_schema, session_schema};
+pub use columns::{event_schema, plain, session_schema};
 
 /// Rows per record batch.
 const BATCH_ROWS: usize = 8192;

@@ -4,15 +4,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use arrow_schema::Schema;
 use chrono::NaiveDate;
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_writer::ArrowWriterOptions;
+use parquet::arrow::{ArrowWriter, add_encoded_arrow_schema_to_metadata};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
 use super::background::Background;
-use super::columns::{EventColumns, event_schema, metadata, session_batch, session_schema};
+use super::columns::{EventColumns, event_schema, metadata, plain, session_batch, session_schema};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
 use crate::write::{
@@ -42,6 +44,14 @@ const UNIQUE: [&str; 4] = ["id", "record_id", "parent_record_id", "call_id"];
 
 /// The value Hive and Spark use for a missing partition value.
 const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
+
+/// How a file of `schema` is written: the properties below, and as the Arrow schema that
+/// readers are given, the [`plain`] one.
+fn options(table: &str, schema: &Schema) -> ArrowWriterOptions {
+    let mut properties = properties(table);
+    add_encoded_arrow_schema_to_metadata(&plain(schema), &mut properties);
+    ArrowWriterOptions::new().with_properties(properties).with_skip_arrow_metadata(true)
+}
 
 fn properties(table: &str) -> WriterProperties {
     let metadata = metadata(table).into_iter().map(|(k, v)| KeyValue::new(k, v));
@@ -102,11 +112,12 @@ enum Encoding<W: Write + Send> {
 impl<W: Write + Send> EventFile<W> {
     /// An events file; `background` encodes on a thread of its own.
     fn new(out: W, with_agent: bool, background: bool) -> io::Result<Self> {
-        let (schema, properties) = (event_schema(with_agent), properties("events"));
+        let schema = event_schema(with_agent);
+        let options = options("events", &schema);
         let writer = if background {
-            Encoding::Background(Background::new(out, schema, properties)?)
+            Encoding::Background(Background::new(out, schema, options)?)
         } else {
-            Encoding::Here(Box::new(ArrowWriter::try_new(out, schema, Some(properties)).map_err(io_error)?))
+            Encoding::Here(Box::new(ArrowWriter::try_new_with_options(out, schema, options).map_err(io_error)?))
         };
         Ok(EventFile { writer, columns: EventColumns::new(with_agent, false) })
     }
@@ -152,10 +163,11 @@ impl<W: Write + Send> EventFile<W> {
 
 /// Writes sessions as one Parquet file, complete but not yet under its final name.
 fn write_sessions(path: &Path, sessions: &[&SessionSummary], with_agent: bool) -> io::Result<Pending> {
-    let batch = session_batch(sessions, with_agent).map_err(io_error)?;
+    let batch = session_batch(sessions, with_agent, true).map_err(io_error)?;
     let file = AtomicFile::create(path)?;
-    let mut writer =
-        ArrowWriter::try_new(file, session_schema(with_agent), Some(properties("sessions"))).map_err(io_error)?;
+    let schema = session_schema(with_agent);
+    let options = options("sessions", &schema);
+    let mut writer = ArrowWriter::try_new_with_options(file, schema, options).map_err(io_error)?;
     writer.write(&batch).map_err(io_error)?;
     writer.into_inner().map_err(io_error)?.close()
 }

@@ -6,7 +6,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
 use super::kinds::{Flag, Int, Ints, Json, Runs, Text, Time};
-use super::{int, metadata};
+use super::{int, metadata, plain};
 use crate::model::{self, Event, Payload, Usage};
 
 /// Names of the token usage struct's fields, in order.
@@ -164,9 +164,8 @@ impl<'a> Cells<'a> {
 pub struct EventColumns {
     columns: Columns,
     schema: SchemaRef,
-    /// Keep dictionary values across batches, so that each batch's dictionary extends the last
-    /// (Arrow IPC files allow only such deltas).
-    preserve_dictionaries: bool,
+    /// Whether string columns of few values are dictionaries, or plain strings.
+    dictionaries: bool,
     rows: usize,
     bytes: usize,
     /// The `parts` of the row being appended, as JSON.
@@ -174,12 +173,14 @@ pub struct EventColumns {
 }
 
 impl EventColumns {
-    /// Empty columns; see [`event_schema`] for `with_agent`.
-    pub fn new(with_agent: bool, preserve_dictionaries: bool) -> Self {
+    /// Empty columns; see [`event_schema`] for `with_agent`. With `dictionaries` false, the
+    /// batches have the [`plain`] schema.
+    pub fn new(with_agent: bool, dictionaries: bool) -> Self {
+        let schema = event_schema(with_agent);
         EventColumns {
             columns: Columns::new(with_agent),
-            schema: event_schema(with_agent),
-            preserve_dictionaries,
+            schema: if dictionaries { schema } else { plain(&schema) },
+            dictionaries,
             rows: 0,
             bytes: 0,
             scratch: Vec::new(),
@@ -213,6 +214,6 @@ impl EventColumns {
     pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
         self.rows = 0;
         self.bytes = 0;
-        RecordBatch::try_new(self.schema.clone(), self.columns.finish(self.preserve_dictionaries))
+        RecordBatch::try_new(self.schema.clone(), self.columns.finish(self.dictionaries))
     }
 }

@@ -7,7 +7,7 @@ use arrow_array::builder::{
     TimestampMicrosecondBuilder,
 };
 use arrow_array::types::Int32Type;
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_schema::extension::Json as JsonType;
 use arrow_schema::{DataType, Field, Fields, TimeUnit};
 use chrono::{DateTime, Utc};
@@ -17,10 +17,9 @@ pub trait Column {
     /// The column's Arrow field.
     fn field(&self, name: &str, nullable: bool) -> Field;
 
-    /// The rows so far as one array; the builder starts the next batch. With
-    /// `preserve_dictionaries`, a dictionary column keeps its values, so that the next batch's
-    /// dictionary extends this one's.
-    fn finish(&mut self, preserve_dictionaries: bool) -> ArrayRef;
+    /// The rows so far as one array; the builder starts the next batch. With `dictionaries`
+    /// false, a dictionary column gives plain strings instead.
+    fn finish(&mut self, dictionaries: bool) -> ArrayRef;
 }
 
 /// A `Utf8` column.
@@ -71,8 +70,8 @@ impl Column for Json {
         self.0.field(name, nullable).with_extension_type(JsonType::default())
     }
 
-    fn finish(&mut self, preserve_dictionaries: bool) -> ArrayRef {
-        self.0.finish(preserve_dictionaries)
+    fn finish(&mut self, dictionaries: bool) -> ArrayRef {
+        self.0.finish(dictionaries)
     }
 }
 
@@ -121,9 +120,14 @@ impl Column for Runs {
         Field::new(name, DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)), nullable)
     }
 
-    fn finish(&mut self, preserve_dictionaries: bool) -> ArrayRef {
+    fn finish(&mut self, dictionaries: bool) -> ArrayRef {
         self.append_run();
-        Arc::new(if preserve_dictionaries { self.builder.finish_preserve_values() } else { self.builder.finish() })
+        let array = self.builder.finish();
+        if dictionaries {
+            return Arc::new(array);
+        }
+        let strings = array.downcast_dict::<StringArray>().expect("a dictionary of strings");
+        Arc::new(strings.into_iter().collect::<StringArray>())
     }
 }
 
@@ -274,15 +278,15 @@ mod tests {
     use super::*;
 
     proptest! {
-        /// Runs of equal values give the arrays a lookup per row gives, batch after batch,
-        /// with dictionaries kept across batches or not.
+        /// Runs of equal values give the arrays a lookup per row gives, batch after batch, as a
+        /// dictionary or as plain strings.
         #[test]
         fn runs_build_the_arrays_a_lookup_per_row_builds(
             batches in prop::collection::vec(
                 prop::collection::vec(prop::option::of(prop::sample::select(vec!["", "a", "b", "ab"])), 0..12),
                 1..4,
             ),
-            preserve: bool,
+            dictionaries: bool,
         ) {
             let (mut runs, mut rows) = (Runs::default(), Dict::new());
             for batch in batches {
@@ -290,12 +294,16 @@ mod tests {
                     runs.append(*value);
                     rows.append_option(*value);
                 }
-                let expected = if preserve { rows.finish_preserve_values() } else { rows.finish() };
-                let built = runs.finish(preserve);
-                let built = built.as_dictionary::<Int32Type>();
-                // The same keys into the same values, not only the same strings.
-                prop_assert_eq!(built.keys(), expected.keys());
-                prop_assert_eq!(built.values(), expected.values());
+                let expected = rows.finish();
+                let built = runs.finish(dictionaries);
+                if dictionaries {
+                    // The same keys into the same values, not only the same strings.
+                    let built = built.as_dictionary::<Int32Type>();
+                    prop_assert_eq!(built.keys(), expected.keys());
+                    prop_assert_eq!(built.values(), expected.values());
+                } else {
+                    prop_assert_eq!(built.as_string::<i32>(), &StringArray::from(batch.clone()));
+                }
             }
         }
     }

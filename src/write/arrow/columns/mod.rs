@@ -6,6 +6,9 @@
 //! and a value of the wrong type for its column does not compile.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::model::SCHEMA_VERSION;
 
@@ -54,10 +57,10 @@ macro_rules! table {
 
             /// The rows appended so far as arrays, in the order of the fields; see
             /// [`Column::finish`](super::Column::finish).
-            fn finish(&mut self, preserve_dictionaries: bool) -> Vec<::arrow_array::ArrayRef> {
+            fn finish(&mut self, dictionaries: bool) -> Vec<::arrow_array::ArrayRef> {
                 let mut columns = Vec::new();
                 $(if self.with_path_columns || !table!(@in_path $($in_path)?) {
-                    columns.push(super::Column::finish(&mut self.$column, preserve_dictionaries));
+                    columns.push(super::Column::finish(&mut self.$column, dictionaries));
                 })*
                 columns
             }
@@ -86,6 +89,27 @@ pub fn metadata(table: &str) -> HashMap<String, String> {
         ("agentlog.schema_version".to_owned(), SCHEMA_VERSION.to_owned()),
         ("agentlog.version".to_owned(), env!("CARGO_PKG_VERSION").to_owned()),
     ])
+}
+
+/// The schema readers are given: every string column plain `Utf8`, without the dictionary
+/// type or the `arrow.json` extension that the Parquet writer uses for its encodings.
+///
+/// Readers differ in what they accept: Polars rejects dictionary deltas and cannot cast or
+/// query extension columns, Spark refuses extension types, and pandas and pyarrow fail to unify
+/// dictionaries across files. Plain strings load everywhere; Parquet still stores these columns
+/// dictionary-encoded, and its JSON columns keep the JSON logical type, which DuckDB reads as
+/// `JSON`.
+pub fn plain(schema: &Schema) -> SchemaRef {
+    let fields = schema.fields().iter().map(|f| {
+        let data_type = match f.data_type() {
+            DataType::Dictionary(_, values) => values.as_ref().clone(),
+            other => other.clone(),
+        };
+        let mut metadata = f.metadata().clone();
+        metadata.retain(|key, _| !key.starts_with("ARROW:extension:"));
+        Field::new(f.name(), data_type, f.is_nullable()).with_metadata(metadata)
+    });
+    Arc::new(Schema::new_with_metadata(fields.collect::<Vec<_>>(), schema.metadata().clone()))
 }
 
 /// A count as an `Int64` value, saturating.

@@ -53,16 +53,23 @@ pub fn session_schema(with_agent: bool) -> SchemaRef {
     Arc::new(Schema::new_with_metadata(Columns::new(with_agent).fields(), metadata("sessions")))
 }
 
-/// The sessions of a run as one record batch.
+/// The sessions of a run as one record batch; with `dictionaries` false, of the
+/// [`plain`](super::plain) schema.
 ///
 /// # Errors
 /// Only on a bug (a required column holding a null).
-pub fn session_batch(sessions: &[&SessionSummary], with_agent: bool) -> Result<RecordBatch, ArrowError> {
+pub fn session_batch(
+    sessions: &[&SessionSummary],
+    with_agent: bool,
+    dictionaries: bool,
+) -> Result<RecordBatch, ArrowError> {
     let mut columns = Columns::new(with_agent);
     for s in sessions {
         columns.append(s, &());
     }
-    RecordBatch::try_new(session_schema(with_agent), columns.finish(false))
+    let schema = session_schema(with_agent);
+    let schema = if dictionaries { schema } else { super::plain(&schema) };
+    RecordBatch::try_new(schema, columns.finish(dictionaries))
 }
 
 fn counts(c: &Counts) -> [Option<i64>; 8] {
