@@ -1,10 +1,12 @@
 //! The `agentlog` binary: exit codes, stdout holding only data, diagnostics on stderr,
-//! determinism and pipes. Output is checked with types declared here, not the writer's.
+//! determinism and pipes; output formats told from extensions, binary output kept off
+//! terminals, completions, the manual page, help examples and typo suggestions. Output is
+//! checked with types declared here, not the writer's.
 
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde::Deserialize;
@@ -372,4 +374,126 @@ fn an_output_that_is_not_a_regular_file_is_written_in_place() {
     use std::os::unix::fs::FileTypeExt;
     assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a pipe");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left");
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs agentlog with a terminal as standard output, in an empty home.
+fn on_terminal(args: &[&str]) -> Output {
+    let (_leader, follower) = common::terminal();
+    let home = tempfile::tempdir().unwrap();
+    Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+        .args(args)
+        .env("HOME", home.path())
+        .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
+        .env("CODEX_HOME", home.path().join("codex"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(follower)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn an_extension_no_format_owns_is_a_usage_error_naming_the_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("out.csv");
+    let out = cargo_bin_cmd!("agentlog").args(["convert", &corpus("codex")]).arg("-o").arg(&out_path).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    for named in ["out.csv", "--to", "unified (.jsonl, .ndjson)", "parquet (.parquet)", "interchange (.json)"] {
+        assert!(stderr(&out).contains(named), "{named} not in: {}", stderr(&out));
+    }
+    assert!(!out_path.exists(), "nothing is written");
+}
+
+#[test]
+fn extensions_choose_formats_in_any_case_and_a_bare_name_is_unified() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, first_bytes) in
+        [("a.NDJSON", &b"{\"schema_version\""[..]), ("b", b"{\"schema_version\""), ("c.Parquet", b"PAR1")]
+    {
+        let path = dir.path().join(name);
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["convert", "-q", &corpus("claude")])
+            .arg("-o")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.code().is_some_and(|c| c <= 1), "{name}: {}", stderr(&out));
+        let written = std::fs::read(&path).unwrap();
+        assert!(written.starts_with(first_bytes), "{name} starts with {:?}", &written[..8]);
+    }
+}
+
+#[test]
+fn binary_output_is_refused_on_a_terminal_and_allowed_in_a_pipe() {
+    for format in ["parquet", "arrow"] {
+        let out = on_terminal(&["convert", &corpus("codex"), "--to", format]);
+        assert_eq!(out.status.code(), Some(2), "{format}: {}", stderr(&out));
+        assert!(stderr(&out).contains("refusing to write") && stderr(&out).contains("-o FILE"), "{}", stderr(&out));
+        let piped =
+            cargo_bin_cmd!("agentlog").args(["convert", "-q", &corpus("codex"), "--to", format]).output().unwrap();
+        assert!(piped.status.code().is_some_and(|c| c <= 1), "{format}: {}", stderr(&piped));
+        assert!(!piped.stdout.is_empty());
+    }
+}
+
+#[test]
+fn a_bare_convert_on_a_terminal_says_where_the_json_goes() {
+    let out = on_terminal(&["convert"]);
+    assert!(stderr(&out).contains("to the terminal") && stderr(&out).contains("-o FILE"), "{}", stderr(&out));
+    // Not with a file, not when quiet, not in a pipe.
+    let quiet = on_terminal(&["convert", "-q"]);
+    assert!(!stderr(&quiet).contains("to the terminal"), "{}", stderr(&quiet));
+    let home = tempfile::tempdir().unwrap();
+    let piped = cargo_bin_cmd!("agentlog").arg("convert").env("HOME", home.path()).output().unwrap();
+    assert!(!stderr(&piped).contains("to the terminal"), "{}", stderr(&piped));
+}
+
+#[test]
+fn completions_for_every_shell_name_the_commands() {
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = cargo_bin_cmd!("agentlog").args(["completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = String::from_utf8(out.stdout).unwrap();
+        for word in ["agentlog", "convert", "validate", "--partition-by"] {
+            assert!(script.contains(word), "{shell} completions lack {word}");
+        }
+    }
+    let out = cargo_bin_cmd!("agentlog").args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn the_manual_page_is_roff_for_section_one() {
+    let out = cargo_bin_cmd!("agentlog").arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(page.contains(".TH agentlog 1"), "{}", &page[..200]);
+    for word in ["convert", "validate", "completions"] {
+        assert!(page.contains(word), "the manual lacks {word}");
+    }
+}
+
+#[test]
+fn help_ends_with_examples() {
+    let out = cargo_bin_cmd!("agentlog").arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let examples = help.find("Examples:").expect("an Examples section");
+    assert!(help[examples..].contains("agentlog convert -o sessions.parquet"), "{help}");
+}
+
+#[test]
+fn typos_are_not_answered_with_the_old_name_of_ls_which_still_works() {
+    let out = cargo_bin_cmd!("agentlog").arg("discove").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("'discover'"), "{}", stderr(&out));
+    let ls = cargo_bin_cmd!("agentlog").args(["ls", &corpus("codex")]).output().unwrap();
+    let discover = cargo_bin_cmd!("agentlog").args(["-q", "discover", &corpus("codex")]).output().unwrap();
+    assert_eq!(discover.status.code(), ls.status.code());
+    assert!(!ls.stdout.is_empty());
+    assert_eq!(discover.stdout, ls.stdout);
 }

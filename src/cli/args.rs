@@ -8,9 +8,20 @@ use clap::{Parser, Subcommand, ValueEnum};
 use agentlog::read::READERS;
 use agentlog::write::WRITERS;
 
+/// Examples at the end of `agentlog --help`.
+const EXAMPLES: &str = "\
+Examples:
+  agentlog ls                                        the sessions convert would read
+  agentlog convert -o sessions.parquet               every session of every agent, as Parquet
+  agentlog convert ~/.codex/sessions | jq .kind      one agent's sessions, as unified JSONL
+  agentlog convert -o out --to parquet --partition-by agent,date
+                                                     a Hive dataset for DuckDB, Polars, Spark
+  agentlog validate events.jsonl                     check a file against the published schema
+  agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
+
 /// Convert coding-agent session logs into one unified event model.
 #[derive(Debug, Parser)]
-#[command(name = "agentlog", version, propagate_version = true, max_term_width = 100)]
+#[command(name = "agentlog", version, propagate_version = true, max_term_width = 100, after_help = EXAMPLES)]
 pub struct Args {
     /// Print nothing on stderr but errors: no progress, no warnings, no summary.
     #[arg(short, long, global = true)]
@@ -27,7 +38,6 @@ pub enum Command {
     /// Convert session files into unified events.
     Convert(ConvertArgs),
     /// List the session files convert would read: agent, session, size, version, path.
-    #[command(alias = "discover")]
     Ls(LsArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
@@ -37,6 +47,28 @@ pub enum Command {
         #[arg(value_enum)]
         which: SchemaName,
     },
+    /// Print a shell completion script, e.g. `agentlog completions bash > ~/.local/share/bash-completion/completions/agentlog`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `agentlog man > ~/.local/share/man/man1/agentlog.1`.
+    Man,
+}
+
+impl Args {
+    /// Parses the process arguments. `discover`, the old name of `ls`, is still understood,
+    /// though not offered: as a clap alias it would come up in suggestions for typos.
+    pub fn from_process() -> Result<Args, clap::Error> {
+        let mut arguments: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        if let Some(command) = arguments.iter_mut().skip(1).find(|a| !a.to_string_lossy().starts_with('-'))
+            && command == "discover"
+        {
+            *command = "ls".into();
+        }
+        Args::try_parse_from(arguments)
+    }
 }
 
 /// The help of INPUT, naming each agent's default places.

@@ -9,10 +9,10 @@ mod guard;
 mod incremental;
 mod report;
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::CommandFactory;
 
 use agentlog::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
 use agentlog::pipeline::{self, InputError, InputSpec};
@@ -27,7 +27,7 @@ use report::Reporter;
 
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+    let args = match Args::from_process() {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
@@ -64,14 +64,34 @@ pub fn run(args: Args) -> Exit {
                 SchemaName::Event => EVENT_SCHEMA,
                 SchemaName::Interchange => INTERCHANGE_SCHEMA,
             };
-            match io::stdout().lock().write_all(text.as_bytes()) {
-                Ok(()) => Exit::Success,
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
+            print(text.as_bytes(), &reporter)
+        }
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Args::command(), "agentlog", &mut script);
+            print(&script, &reporter)
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(Args::command()).render(&mut page) {
+                Ok(()) => print(&page, &reporter),
                 Err(e) => {
                     reporter.error(&CliError::output(&None, e));
                     Exit::Output
                 }
             }
+        }
+    }
+}
+
+/// Writes `bytes` to standard output; a reader that went away early is no error.
+fn print(bytes: &[u8], reporter: &Reporter) -> Exit {
+    match io::stdout().lock().write_all(bytes) {
+        Ok(()) => Exit::Success,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
+        Err(e) => {
+            reporter.error(&CliError::output(&None, e));
+            Exit::Output
         }
     }
 }
@@ -168,13 +188,28 @@ fn run_id(inputs: &[InputSpec], shard: Option<(u32, u32)>) -> String {
     id.simple().to_string()[..12].to_owned()
 }
 
-/// The output format: as given, else from the output file's extension, else unified JSONL.
-fn output_format(args: &ConvertArgs) -> String {
+/// The output format: as given, else from the output file's extension (a directory or a file
+/// without one gets unified JSONL); an extension no format owns is a usage error.
+fn output_format(args: &ConvertArgs) -> Result<String, CliError> {
     if let Some(to) = &args.to {
-        return to.clone();
+        return Ok(to.clone());
     }
-    let extension = args.output.as_ref().and_then(|p| p.extension()).and_then(|e| e.to_str());
-    write::writer_for_extension(extension).name().to_owned()
+    let path = args.output.as_ref().filter(|p| !write::is_directory_target(p));
+    let extension = path.and_then(|p| p.extension()).map(|e| e.to_string_lossy());
+    if let Some(writer) = write::writer_for_extension(extension.as_deref()) {
+        return Ok(writer.name().to_owned());
+    }
+    let owned = write::WRITERS.iter().filter(|w| !w.extensions().is_empty()).map(|w| {
+        let extensions: Vec<String> = w.extensions().iter().map(|e| format!(".{e}")).collect();
+        format!("{} ({})", w.name(), extensions.join(", "))
+    });
+    Err(CliError::Usage {
+        message: format!(
+            "no output format owns the extension of {}: name one with --to, or use an extension of {}",
+            path.map_or_else(String::new, |p| p.display().to_string()),
+            owned.collect::<Vec<_>>().join(", ")
+        ),
+    })
 }
 
 /// Refuses every output path of a convert run (the output, files beside it, the report) that
@@ -202,7 +237,13 @@ fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[Input
 }
 
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
-    let format = output_format(&args);
+    let format = match output_format(&args) {
+        Ok(format) => format,
+        Err(e) => {
+            reporter.error(&e);
+            return Exit::Usage;
+        }
+    };
     let Some(writer) = write::writer(&format) else {
         reporter.error(&CliError::UnsupportedOutput { format });
         return Exit::Usage;
@@ -228,6 +269,21 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     if let Err(message) = check_outputs(&args, writer, &inputs) {
         reporter.error(&CliError::Usage { message });
         return Exit::Usage;
+    }
+    if args.output.is_none() && io::stdout().is_terminal() {
+        if writer.binary() {
+            let message = format!(
+                "refusing to write {} bytes to a terminal: add -o FILE, or redirect standard output",
+                writer.name()
+            );
+            reporter.error(&CliError::Usage { message });
+            return Exit::Usage;
+        }
+        if args.inputs.is_empty() {
+            reporter.info(
+                "agentlog: writing every session as JSON to the terminal; add -o FILE, or pipe it (agentlog convert | jq)",
+            );
+        }
     }
     if !args.partition_by.is_empty() && args.output.is_none() {
         reporter.error(&CliError::Usage { message: "--partition-by needs an output directory: add -o DIR".into() });

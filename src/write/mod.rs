@@ -36,9 +36,13 @@ pub const WRITERS: &[&dyn Writer] = &[
     &interchange::Interchange,
 ];
 
-/// The writer an output file's extension chooses: the one that lists it, else the first.
-pub fn writer_for_extension(extension: Option<&str>) -> &'static dyn Writer {
-    WRITERS.iter().copied().find(|w| extension.is_some_and(|e| w.extensions().contains(&e))).unwrap_or(WRITERS[0])
+/// The writer an output file's extension chooses: the one that lists it (in any case), the
+/// first of [`WRITERS`] for a file without an extension, `None` for an extension no writer lists.
+pub fn writer_for_extension(extension: Option<&str>) -> Option<&'static dyn Writer> {
+    match extension {
+        None => Some(WRITERS[0]),
+        Some(e) => WRITERS.iter().copied().find(|w| w.extensions().iter().any(|x| x.eq_ignore_ascii_case(e))),
+    }
 }
 
 /// Looks a writer up by name or alias (`unified`, `jsonl`).
@@ -99,8 +103,13 @@ pub trait Writer: Send + Sync {
     /// One line for `--help`.
     fn description(&self) -> &'static str;
 
+    /// Whether the output is binary, unfit for a terminal.
+    fn binary(&self) -> bool {
+        false
+    }
+
     /// File extensions (without the dot) that choose this format for an output file when no
-    /// format is named; the first writer of [`WRITERS`] is chosen for any other.
+    /// format is named; see [`writer_for_extension`].
     fn extensions(&self) -> &'static [&'static str] {
         &[]
     }

@@ -128,3 +128,23 @@ pub fn python_has(modules: &str) -> bool {
     }
     ok
 }
+
+/// A pseudo-terminal: its leader end, and its follower end to give a child as standard output,
+/// where `isatty` is true. Nothing reads the leader, so a child must not write much there.
+pub fn terminal() -> (std::fs::File, std::fs::File) {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain POSIX calls on a descriptor this function owns; the name buffer is large
+    // enough for any pty path and NUL-terminated by ptsname_r on success.
+    unsafe {
+        let leader = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(leader >= 0, "posix_openpt: {}", std::io::Error::last_os_error());
+        let leader_file = std::fs::File::from_raw_fd(leader);
+        assert_eq!(libc::grantpt(leader), 0, "grantpt");
+        assert_eq!(libc::unlockpt(leader), 0, "unlockpt");
+        let mut name = [0 as libc::c_char; 256];
+        assert_eq!(libc::ptsname_r(leader, name.as_mut_ptr(), name.len()), 0, "ptsname_r");
+        let path = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap().to_owned();
+        let follower = std::fs::OpenOptions::new().read(true).write(true).open(path).unwrap();
+        (leader_file, follower)
+    }
+}

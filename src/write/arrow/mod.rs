@@ -62,6 +62,10 @@ impl Writer for Parquet {
         "Parquet (zstd), events and sessions tables; --partition-by agent,date for a Hive dataset"
     }
 
+    fn binary(&self) -> bool {
+        true
+    }
+
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         parquet::open(target, options)
     }
@@ -85,6 +89,10 @@ impl Writer for Arrow {
 
     fn description(&self) -> &'static str {
         "Arrow IPC: a file with -o (sessions beside it), a stream on standard output"
+    }
+
+    fn binary(&self) -> bool {
+        true
     }
 
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {

@@ -36,6 +36,10 @@ impl Format for Jsonl {
         &["jsonl"]
     }
 
+    fn extensions(&self) -> &'static [&'static str] {
+        &["jsonl", "ndjson"]
+    }
+
     fn description(&self) -> &'static str {
         "normalised JSONL, one unified event per line"
     }
