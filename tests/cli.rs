@@ -380,11 +380,17 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Runs agentlog with a terminal as standard output, in an empty home.
+/// Runs agentlog with a terminal as standard output, in an empty home; gives what it wrote
+/// on the terminal too.
 fn on_terminal(args: &[&str]) -> Output {
-    let (_leader, follower) = common::terminal();
+    on_terminal_screen(args).0
+}
+
+fn on_terminal_screen(args: &[&str]) -> (Output, String) {
+    use std::io::Read;
+    let (mut leader, follower) = common::terminal();
     let home = tempfile::tempdir().unwrap();
-    Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+    let child = Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
         .args(args)
         .env("HOME", home.path())
         .env("CLAUDE_CONFIG_DIR", home.path().join("claude"))
@@ -393,8 +399,17 @@ fn on_terminal(args: &[&str]) -> Output {
         .stdin(Stdio::null())
         .stdout(follower)
         .stderr(Stdio::piped())
-        .output()
-        .unwrap()
+        .spawn()
+        .unwrap();
+    // The terminal is read while the child writes; it ends (EIO) once the child closed it.
+    let screen = std::thread::spawn(move || {
+        let mut screen = Vec::new();
+        let _ = leader.read_to_end(&mut screen);
+        screen
+    });
+    let out = child.wait_with_output().unwrap();
+    let screen = String::from_utf8_lossy(&screen.join().unwrap()).replace("\r\n", "\n");
+    (out, screen)
 }
 
 #[test]
@@ -496,4 +511,73 @@ fn typos_are_not_answered_with_the_old_name_of_ls_which_still_works() {
     assert_eq!(discover.status.code(), ls.status.code());
     assert!(!ls.stdout.is_empty());
     assert_eq!(discover.stdout, ls.stdout);
+}
+
+/// Every codex file of both corpora, and the project's Claude Code files.
+fn listed_files() -> Vec<String> {
+    let mut roots = vec![common::own_corpus().join("codex"), common::own_corpus().join("claude")];
+    roots.extend(common::shared_corpus().map(|c| c.join("codex")));
+    roots.iter().map(|r| r.display().to_string()).collect()
+}
+
+#[test]
+fn ls_names_agents_as_the_data_does_and_sessions_as_convert_does() {
+    let out = cargo_bin_cmd!("agentlog").arg("ls").args(listed_files()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut eras = 0;
+    for row in text.lines() {
+        let [agent, session, size, _version, path] = row.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("not five tab-separated fields: {row}")
+        };
+        assert!(agent == "claude-code" || agent == "codex", "{row}");
+        assert!(size.parse::<u64>().is_ok(), "{row}");
+        let converted = cargo_bin_cmd!("agentlog").args(["convert", "-q", path]).output().unwrap();
+        let Some(first) = parse_lines(&converted.stdout).into_iter().next() else { continue };
+        assert_eq!(first.agent, agent, "{path}");
+        // Files that hold one session: the one convert gives their first event.
+        if !path.contains("/claude/") {
+            assert_eq!(session, first.session_id, "{path}");
+        }
+        eras += usize::from(path.contains("e0-") || path.contains("e1-") || path.ends_with("example.jsonl"));
+    }
+    assert!(eras >= 2, "the TypeScript-era and bare-header files are listed");
+}
+
+#[test]
+fn ls_json_gives_one_object_per_file() {
+    let plain = cargo_bin_cmd!("agentlog").args(["ls", &corpus("codex")]).output().unwrap();
+    let json = cargo_bin_cmd!("agentlog").args(["ls", "--json", &corpus("codex")]).output().unwrap();
+    assert_eq!(json.status.code(), Some(0));
+    let rows: Vec<serde_json::Value> =
+        String::from_utf8(json.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let plain = String::from_utf8(plain.stdout).unwrap();
+    assert_eq!(rows.len(), plain.lines().count());
+    for (row, line) in rows.iter().zip(plain.lines()) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(row["agent"], fields[0]);
+        assert_eq!(row["format"], "codex");
+        assert_eq!(row["session"], fields[1]);
+        assert_eq!(row["size"].as_u64().unwrap().to_string(), fields[2]);
+        assert_eq!(row["version"].as_str().unwrap_or("-"), fields[3]);
+        assert_eq!(row["path"], fields[4]);
+    }
+}
+
+#[test]
+fn ls_on_a_terminal_has_a_header_aligned_columns_and_sizes_for_people() {
+    let (out, screen) = on_terminal_screen(&["ls", &corpus("claude")]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut lines = screen.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("AGENT") && header.contains("SESSION") && header.ends_with("PATH"), "{screen}");
+    let path_column = header.find("PATH").unwrap();
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.len() > 5, "{screen}");
+    for row in &rows {
+        assert!(row.starts_with("claude-code"), "{row}");
+        assert!(row[path_column..].starts_with(&corpus("claude")), "aligned: {row}");
+        assert!(!row.contains('\t'), "{row}");
+    }
+    assert!(rows.iter().any(|r| r.contains(" kB ")), "sizes in kB: {screen}");
 }

@@ -164,6 +164,10 @@ pub struct LsArgs {
     /// Input format, as for convert.
     #[arg(long, short = 'f', value_parser = PossibleValuesParser::new(from_values()))]
     pub from: Option<String>,
+
+    /// One JSON object per file (agent, format, session, size, version, path), one per line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Partition keys of `--partition-by`.

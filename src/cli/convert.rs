@@ -145,7 +145,7 @@ fn groups_to_redo(groups: Vec<batch::Group>, manifest: &super::incremental::Mani
             group.items.iter().flat_map(|i| manifest.sessions(&i.spec)).cloned().collect();
         for item in group.items.iter().filter(|i| !i.unchanged) {
             if let Some(agent) = item.reader.agent() {
-                sessions.push([agent.as_str().to_owned(), batch::peek(item).0]);
+                sessions.push([agent.as_str().to_owned(), batch::peek(item).session.unwrap_or_default()]);
             }
         }
         sessions

@@ -7,6 +7,7 @@ mod error;
 mod exit;
 mod guard;
 mod incremental;
+mod ls;
 mod report;
 
 use std::io::{self, IsTerminal, Write};
@@ -162,17 +163,20 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
         reporter.error(e);
     }
     let errors = missing.len() + errors.len();
-    let mut out = io::stdout().lock();
-    for item in groups.iter().flat_map(|g| &g.items) {
-        let (session, version) = pipeline::peek(item);
-        let line = format!("{}\t{}\t{}\t{}\t{}", item.reader.name(), session, item.size, version, item.spec.name());
-        if let Err(e) = writeln!(out, "{line}") {
-            if e.kind() == io::ErrorKind::BrokenPipe {
-                return Exit::Success;
-            }
-            reporter.error(&CliError::output(&None, e));
-            return Exit::Output;
+    let items = groups.iter().flat_map(|g| &g.items);
+    let style = if args.json {
+        ls::Style::Json
+    } else if io::stdout().is_terminal() {
+        ls::Style::Table
+    } else {
+        ls::Style::Tabs
+    };
+    if let Err(e) = ls::write(items, style, &mut io::stdout().lock()) {
+        if e.kind() == io::ErrorKind::BrokenPipe {
+            return Exit::Success;
         }
+        reporter.error(&CliError::output(&None, e));
+        return Exit::Output;
     }
     if errors == 0 { Exit::Success } else { Exit::Input }
 }

@@ -137,22 +137,42 @@ pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
     })
 }
 
-/// The session id and agent version an input's first lines name, as its reader reads them,
-/// for listing; the file's stem and `-` when they do not say.
-pub fn peek(item: &Item) -> (String, String) {
+/// What an input's first records say, as its reader reads them, for listing: its session (the
+/// file's stem when they do not say), the agent version, and the agent (the reader's, else as
+/// the records name it).
+pub fn peek(item: &Item) -> read::Peek {
     let mut found = read::Peek::default();
+    let mut add = |record: &serde_json::Value| {
+        let peek = item.reader.peek(record);
+        found.session = found.session.take().or(peek.session);
+        found.version = found.version.take().or(peek.version);
+        found.agent = found.agent.take().or(peek.agent);
+        found.session.is_some() && found.version.is_some()
+    };
     if let Ok(bytes) = open(&item.spec) {
         // At most SNIFF_BYTES of the first lines are held, however long they are.
-        for line in BufReader::new(bytes.take(SNIFF_BYTES)).lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
-            let Ok(record) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
-            let peek = item.reader.peek(&record);
-            found.session = found.session.or(peek.session);
-            found.version = found.version.or(peek.version);
-            if found.session.is_some() && found.version.is_some() {
-                break;
+        let mut lines = BufReader::new(bytes.take(SNIFF_BYTES));
+        let mut first = String::new();
+        if lines.read_line(&mut first).is_ok() {
+            let first = first.strip_prefix('\u{feff}').unwrap_or(&first);
+            if first.trim() == "{" {
+                // A pretty-printed document: small, so looked at whole.
+                let mut rest = String::new();
+                if lines.read_to_string(&mut rest).is_ok()
+                    && let Ok(document) = serde_json::from_str::<serde_json::Value>(&format!("{first}{rest}"))
+                {
+                    add(&document);
+                }
+            } else if !serde_json::from_str(first).is_ok_and(|record| add(&record)) {
+                for line in lines.lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
+                    if serde_json::from_str(&line).is_ok_and(|record| add(&record)) {
+                        break;
+                    }
+                }
             }
         }
     }
-    let stem = read::file_stem(item.spec.name()).to_owned();
-    (found.session.unwrap_or(stem), found.version.unwrap_or_else(|| "-".into()))
+    found.session.get_or_insert_with(|| read::file_stem(item.spec.name()).to_owned());
+    found.agent = found.agent.or_else(|| item.reader.agent().map(|a| a.as_str().to_owned()));
+    found
 }

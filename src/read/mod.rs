@@ -113,6 +113,8 @@ pub struct Peek {
     pub session: Option<String>,
     /// The version of the agent that wrote it.
     pub version: Option<String>,
+    /// The agent, as the records name it, for formats that hold any agent's events.
+    pub agent: Option<String>,
 }
 
 /// Whether a file name ends like a JSON Lines file, plain or zstd-compressed.

@@ -67,7 +67,7 @@ impl Reader for Claude {
     }
 
     fn peek(&self, record: &serde_json::Value) -> Peek {
-        Peek { session: string_at(record, "sessionId"), version: string_at(record, "version") }
+        Peek { session: string_at(record, "sessionId"), version: string_at(record, "version"), agent: None }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

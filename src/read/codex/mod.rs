@@ -71,10 +71,19 @@ impl Reader for Codex {
         is_jsonl_name(file_name) || (file_name.starts_with("rollout-") && file_name.ends_with(".json"))
     }
 
+    /// The session of a `session_meta` record, of the bare `{"id", "timestamp", …}` header
+    /// that opens an E1 or E2 file, or of a whole TypeScript-era document's `session`.
     fn peek(&self, record: &serde_json::Value) -> Peek {
+        if let Some(session) = record.get("session").filter(|s| s.is_object()) {
+            return Peek { session: string_at(session, "id"), ..Peek::default() };
+        }
         let payload = record.get("payload").unwrap_or(record);
-        let meta = record.get("type").is_some_and(|t| t == "session_meta");
-        Peek { session: meta.then(|| string_at(payload, "id")).flatten(), version: string_at(payload, "cli_version") }
+        let meta = match record.get("type") {
+            Some(t) => t == "session_meta",
+            None => record.get("timestamp").is_some(),
+        };
+        let session = meta.then(|| string_at(payload, "id")).flatten();
+        Peek { session, version: string_at(payload, "cli_version"), agent: None }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

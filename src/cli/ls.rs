@@ -1,0 +1,108 @@
+//! `agentlog ls`: one line per input file, for people on a terminal or for programs.
+
+use std::io::{self, Write};
+
+use agentlog::pipeline::{self, Item};
+use serde::Serialize;
+
+/// How the listing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Tab-separated fields, sizes in bytes, no header: for `cut`, `awk` and `sort`.
+    Tabs,
+    /// A header and aligned columns, sizes for people: for a terminal.
+    Table,
+    /// One JSON object per line.
+    Json,
+}
+
+/// One listed file.
+#[derive(Debug, Serialize)]
+struct Row {
+    /// The agent, as the data names it (`claude-code`, `codex`).
+    agent: String,
+    /// The reader that reads the file (`--from`).
+    format: &'static str,
+    session: String,
+    size: u64,
+    version: Option<String>,
+    path: String,
+}
+
+/// Writes the listing of `items`.
+pub fn write<'a>(items: impl Iterator<Item = &'a Item>, style: Style, out: &mut impl Write) -> io::Result<()> {
+    let rows = items.map(|item| {
+        let peek = pipeline::peek(item);
+        Row {
+            agent: peek.agent.unwrap_or_else(|| "-".into()),
+            format: item.reader.name(),
+            session: peek.session.unwrap_or_default(),
+            size: item.size,
+            version: peek.version,
+            path: item.spec.name().to_owned(),
+        }
+    });
+    match style {
+        Style::Json => {
+            for row in rows {
+                serde_json::to_writer(&mut *out, &row)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Style::Tabs => {
+            for r in rows {
+                let version = r.version.as_deref().unwrap_or("-");
+                writeln!(out, "{}\t{}\t{}\t{}\t{}", r.agent, r.session, r.size, version, r.path)?;
+            }
+        }
+        Style::Table => {
+            // Aligned columns need every row first; a listing is one short line per file.
+            let header = ["AGENT", "SESSION", "SIZE", "VERSION", "PATH"].map(str::to_owned);
+            let cells: Vec<[String; 5]> =
+                std::iter::once(header)
+                    .chain(rows.map(|r| {
+                        [r.agent, r.session, human_size(r.size), r.version.unwrap_or_else(|| "-".into()), r.path]
+                    }))
+                    .collect();
+            let width = |i: usize| cells.iter().map(|c| c[i].chars().count()).max().unwrap_or(0);
+            let widths = [width(0), width(1), width(2), width(3)];
+            for [agent, session, size, version, path] in &cells {
+                let (a, s, z, v) = (widths[0], widths[1], widths[2], widths[3]);
+                writeln!(out, "{agent:<a$}  {session:<s$}  {size:>z$}  {version:<v$}  {path}")?;
+            }
+        }
+    }
+    out.flush()
+}
+
+/// A size for people: `512 B`, `2.9 kB`, `14.0 MB`, `1.2 GB` (powers of 1000).
+fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while value >= 999.95 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human_size;
+
+    #[test]
+    fn sizes_for_people_round_to_one_decimal_in_powers_of_1000() {
+        assert_eq!(human_size(0), "0 B");
+        assert_eq!(human_size(999), "999 B");
+        assert_eq!(human_size(1000), "1.0 kB");
+        assert_eq!(human_size(2976), "3.0 kB");
+        assert_eq!(human_size(999_949), "999.9 kB");
+        assert_eq!(human_size(999_950), "1.0 MB");
+        assert_eq!(human_size(14_000_000), "14.0 MB");
+        assert_eq!(human_size(1_234_567_890), "1.2 GB");
+    }
+}
