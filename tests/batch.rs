@@ -70,13 +70,13 @@ fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
         })
         .collect();
     let expected = [
-        ("claude", "work/claude-a/projects/-home-dev-retry/8c000000-0000-4000-8000-00000000000a.jsonl"),
+        ("claude-code", "work/claude-a/projects/-home-dev-retry/8c000000-0000-4000-8000-00000000000a.jsonl"),
         (
-            "claude",
+            "claude-code",
             "work/claude-a/projects/-home-dev-retry/8c000000-0000-4000-8000-00000000000a/subagents/agent-a0123456789abcdef.jsonl",
         ),
-        ("claude", "work/claude-b/projects/-home-dev-sql/8b000000-0000-4000-8000-000000000009.jsonl"),
-        ("claude", "work/claude-b/projects/-home-dev-sql/agent-a1b2c3d.jsonl"),
+        ("claude-code", "work/claude-b/projects/-home-dev-sql/8b000000-0000-4000-8000-000000000009.jsonl"),
+        ("claude-code", "work/claude-b/projects/-home-dev-sql/agent-a1b2c3d.jsonl"),
         ("codex", &format!(".codex/sessions/2026/03/05/{rollout}")),
         ("codex", &format!(".codex/archived_sessions/{archived}")),
     ];
@@ -235,12 +235,17 @@ fn incremental_runs_skip_unchanged_inputs_and_redo_a_touched_one() {
             .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(report).unwrap()).unwrap();
-        report["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+        let files = report["files"].as_array().unwrap().iter().map(|f| f["file"].as_str().unwrap().to_owned());
+        (files.collect::<Vec<_>>(), String::from_utf8_lossy(&o.stderr).into_owned())
     };
-    assert_eq!(run().len(), 1000);
+    let (first, summary) = run();
+    assert_eq!(first.len(), 1000);
+    assert!(summary.contains("1000 files (0 unchanged, skipped)") && summary.contains("; output in "), "{summary}");
     let outputs = out.join("codex");
     assert_eq!(std::fs::read_dir(&outputs).unwrap().count(), 1000);
-    assert!(run().is_empty(), "a second run over unchanged inputs reads nothing");
+    let (second, summary) = run();
+    assert!(second.is_empty(), "a second run over unchanged inputs reads nothing");
+    assert!(summary.contains("agentlog: 0 files (1000 unchanged, skipped), 0 sessions"), "{summary}");
     // Touch one input: exactly its session is redone, the other outputs stay as they were.
     let touched = sessions.join("rollout-2026-03-01T09-00-00-0a0e0000-0000-7000-8000-000000000007.jsonl");
     let before = std::fs::metadata(outputs.join("codex-0a0e0000-0000-7000-8000-000000000008.jsonl"))
@@ -250,7 +255,7 @@ fn incremental_runs_skip_unchanged_inputs_and_redo_a_touched_one() {
     let file = std::fs::OpenOptions::new().append(true).open(&touched).unwrap();
     file.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
     drop(file);
-    let redone = run();
+    let (redone, _) = run();
     assert_eq!(redone, [touched.display().to_string()]);
     let after = std::fs::metadata(outputs.join("codex-0a0e0000-0000-7000-8000-000000000008.jsonl"))
         .unwrap()

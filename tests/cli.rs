@@ -581,3 +581,41 @@ fn ls_on_a_terminal_has_a_header_aligned_columns_and_sizes_for_people() {
     }
     assert!(rows.iter().any(|r| r.contains(" kB ")), "sizes in kB: {screen}");
 }
+
+#[test]
+fn color_is_chosen_by_flag_over_terminal_and_no_color() {
+    let file = corpus("claude/garbage-and-truncated-last-line.jsonl");
+    let run = |color: Option<&str>, no_color: bool| {
+        let mut cmd = cargo_bin_cmd!("agentlog");
+        cmd.arg("convert").arg(&file);
+        if let Some(color) = color {
+            cmd.args(["--color", color]);
+        }
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        } else {
+            cmd.env_remove("NO_COLOR");
+        }
+        stderr(&cmd.output().unwrap()).contains('\u{1b}')
+    };
+    // stderr is a pipe here: auto means no colour.
+    assert!(!run(None, false));
+    assert!(!run(Some("auto"), false));
+    assert!(run(Some("always"), false));
+    assert!(run(Some("always"), true), "the flag wins over NO_COLOR");
+    assert!(!run(Some("never"), false));
+    let bad = cargo_bin_cmd!("agentlog").args(["--color", "sometimes", "ls"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn the_summary_names_the_file_written_and_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.parquet");
+    let out = cargo_bin_cmd!("agentlog").args(["convert", &corpus("claude")]).arg("-o").arg(&path).output().unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let expected = format!("; wrote {} ({:.1} kB)", path.display(), size as f64 / 1000.0);
+    assert!(stderr(&out).trim_end().ends_with(&expected), "{expected} not at the end of: {}", stderr(&out));
+    let piped = cargo_bin_cmd!("agentlog").args(["convert", &corpus("claude")]).output().unwrap();
+    assert!(!stderr(&piped).contains("; wrote"), "{}", stderr(&piped));
+}

@@ -27,6 +27,10 @@ pub struct Args {
     #[arg(short, long, global = true)]
     pub quiet: bool,
 
+    /// When diagnostics on stderr are coloured: `auto` on a terminal unless `NO_COLOR` is set.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto, value_name = "WHEN")]
+    pub color: Color,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -198,6 +202,17 @@ pub enum ReportFormat {
     Text,
     /// One JSON document on stdout: per file, its format, counts and problems.
     Json,
+}
+
+/// When to colour diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// On a terminal, unless `NO_COLOR` is set to a non-empty value.
+    Auto,
+    /// Always, even in a file or a pipe.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// The published schemas.

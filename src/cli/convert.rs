@@ -192,12 +192,14 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         agentlog::read::reader(name)
     };
     let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged, &settings);
+    let planned: usize = groups.iter().map(|g| g.items.len()).sum();
     // A group is redone whole when any of its inputs changed, and so is every group that holds
     // a session a redone group holds: a session's output file is rewritten from all its inputs.
     let groups = match &manifest {
         Some(manifest) => groups_to_redo(groups, manifest),
         None => groups,
     };
+    let skipped = planned - groups.iter().map(|g| g.items.len()).sum::<usize>();
     let failed_to_plan = errors.len() as u64;
     for e in &errors {
         reporter.error(e);
@@ -271,8 +273,16 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         return Exit::Output;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let skipped = if manifest.is_some() { format!(" ({skipped} unchanged, skipped)") } else { String::new() };
+    let written = match &plan.output {
+        None => String::new(),
+        Some(path) => match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => format!("; wrote {} ({})", path.display(), super::ls::human_size(m.len())),
+            _ => format!("; output in {}", path.display()),
+        },
+    };
     reporter.info(&format!(
-        "agentlog: {} files, {} sessions, {} events, {} warnings, {} errors, {:.1} MB in {:.2} s ({:.1} MB/s)",
+        "agentlog: {} files{skipped}, {} sessions, {} events, {} warnings, {} errors, {:.1} MB in {:.2} s ({:.1} MB/s){written}",
         totals.files,
         totals.sessions,
         totals.events,

@@ -76,7 +76,7 @@ pub fn write<'a>(items: impl Iterator<Item = &'a Item>, style: Style, out: &mut 
 }
 
 /// A size for people: `512 B`, `2.9 kB`, `14.0 MB`, `1.2 GB` (powers of 1000).
-fn human_size(bytes: u64) -> String {
+pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
     if bytes < 1000 {
         return format!("{bytes} B");

@@ -55,7 +55,7 @@ pub fn main() -> ExitCode {
 
 /// Runs a parsed command line.
 pub fn run(args: Args) -> Exit {
-    let reporter = Reporter::new(args.quiet);
+    let reporter = Reporter::new(args.quiet, args.color);
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
         Command::Ls(ls) => run_ls(&ls, &reporter),

@@ -6,6 +6,8 @@ use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 
 use agentlog::validate::{Finding, Validation};
 
+use super::args::Color;
+
 /// Input diagnostics printed per file; the rest are counted.
 const MAX_PRINTED_PER_FILE: usize = 20;
 
@@ -19,13 +21,13 @@ pub struct Reporter {
 
 impl Reporter {
     /// A reporter; `quiet` keeps warnings and summaries off stderr.
-    pub fn new(quiet: bool) -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let theme = if no_color || !std::io::stderr().is_terminal() {
-            GraphicalTheme::unicode_nocolor()
-        } else {
-            GraphicalTheme::unicode()
+    pub fn new(quiet: bool, color: Color) -> Self {
+        let coloured = match color {
+            Color::Always => true,
+            Color::Never => false,
+            Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
         };
+        let theme = if coloured { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
         Reporter { handler: GraphicalReportHandler::new_themed(theme), quiet, progress: Default::default() }
     }
 
