@@ -35,6 +35,9 @@ fn every_consumer_reads_every_columnar_output_to_the_same_figures() {
     convert(&["-o", "events.arrow"]);
     let stream = cargo_bin_cmd!("agentlog").args(["convert", "-q", "--to", "arrow"]).args(&inputs).output().unwrap();
     std::fs::write(dir.path().join("events.arrows"), stream.stdout).unwrap();
+    let schema = cargo_bin_cmd!("agentlog").args(["schema", "arrow"]).output().unwrap();
+    assert_eq!(schema.status.code(), Some(0));
+    std::fs::write(dir.path().join("event-schema.arrow"), schema.stdout).unwrap();
     convert(&["--to", "parquet", "-o", "dataset", "--partition-by", "agent,date"]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/consume.py");
     let out = Command::new("python3").arg(script).arg(dir.path()).output().unwrap();

@@ -45,7 +45,7 @@ pub enum Command {
     Ls(LsArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
-    /// Print a published JSON Schema.
+    /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
     Schema {
         /// Which schema.
         #[arg(value_enum)]
@@ -222,6 +222,13 @@ pub enum SchemaName {
     Event,
     /// An interchange document (`schema/interchange.schema.json`).
     Interchange,
+    /// One line of unified JSONL as an Arrow schema, in an empty Arrow IPC file: for Polars,
+    /// `pl.read_ndjson(path, schema=pl.read_ipc_schema(FILE))`.
+    #[cfg(feature = "arrow")]
+    Arrow,
+    /// One line of unified JSONL as a Spark DDL string: for `spark.read.schema(DDL).json(path)`.
+    #[cfg(feature = "arrow")]
+    Spark,
 }
 
 fn from_values() -> Vec<clap::builder::PossibleValue> {

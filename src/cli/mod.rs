@@ -60,13 +60,35 @@ pub fn run(args: Args) -> Exit {
         Command::Convert(convert) => run_convert(convert, &reporter),
         Command::Ls(ls) => run_ls(&ls, &reporter),
         Command::Validate(validate) => run_validate(&validate, &reporter),
-        Command::Schema { which } => {
-            let text = match which {
-                SchemaName::Event => EVENT_SCHEMA,
-                SchemaName::Interchange => INTERCHANGE_SCHEMA,
-            };
-            print(text.as_bytes(), &reporter)
-        }
+        Command::Schema { which } => match which {
+            SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), &reporter),
+            SchemaName::Interchange => print(INTERCHANGE_SCHEMA.as_bytes(), &reporter),
+            #[cfg(feature = "arrow")]
+            SchemaName::Arrow => {
+                if io::stdout().is_terminal() {
+                    let message = "refusing to write an Arrow IPC file to a terminal: redirect it, \
+                                   e.g. agentlog schema arrow > event.arrow"
+                        .to_owned();
+                    reporter.error(&CliError::Usage { message });
+                    return Exit::Usage;
+                }
+                let mut file = Vec::new();
+                let schema = agentlog::write::arrow::line_schema();
+                let written = arrow_ipc::writer::FileWriter::try_new(&mut file, &schema).and_then(|mut w| w.finish());
+                match written {
+                    Ok(()) => print(&file, &reporter),
+                    Err(e) => {
+                        reporter.error(&CliError::output(&None, io::Error::other(e)));
+                        Exit::Output
+                    }
+                }
+            }
+            #[cfg(feature = "arrow")]
+            SchemaName::Spark => {
+                let ddl = agentlog::write::arrow::spark_ddl(&agentlog::write::arrow::line_schema());
+                print(format!("{ddl}\n").as_bytes(), &reporter)
+            }
+        },
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Args::command(), "agentlog", &mut script);

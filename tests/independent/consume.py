@@ -52,15 +52,7 @@ def figures(rows, output_tokens, file_paths):
 
 
 def from_jsonl(lines):
-    tokens = collections.Counter()
-    paths = []
-    for e in lines:
-        p = e["payload"]
-        if e["kind"] == "meta" and p["meta_type"] == "usage" and not e["copied"]:
-            tokens[e["agent"]] += summable(p["usage"]["output_tokens"])
-        if e["kind"] == "tool_call" and isinstance(p.get("input"), dict) and isinstance(p["input"].get("file_path"), str):
-            paths.append(p["input"]["file_path"])
-    return figures(len(lines), tokens, paths)
+    return from_rows(lines, lambda value: value)
 
 
 def from_arrow(table, agent=None):
@@ -77,6 +69,30 @@ def from_arrow(table, agent=None):
         tool_input = pa.chunked_array([c.storage for c in tool_input.chunks], tool_input.type.storage_type)
     paths = [json.loads(t).get("file_path") for t in tool_input.to_pylist() if t and t.startswith("{")]
     return figures(table.num_rows, tokens, [p for p in paths if isinstance(p, str)])
+
+
+def from_arrow_jsonl(table):
+    """Figures of the unified JSONL as a pyarrow table (through DuckDB's JSON reader), which
+    gives free-form objects as maps of JSON text, and other free-form values as JSON text."""
+    def decode(value):
+        if isinstance(value, list):
+            return {k: v and json.loads(v) for k, v in value}
+        return None if value is None else json.loads(value)
+    return from_rows(table.to_pylist(), decode)
+
+
+def from_rows(rows, decode):
+    """Figures of unified events as dictionaries; `decode` turns a tool input into its value."""
+    tokens = collections.Counter()
+    paths = []
+    for e in rows:
+        p = e["payload"]
+        if e["kind"] == "meta" and p["meta_type"] == "usage" and not e["copied"]:
+            tokens[e["agent"]] += summable(p["usage"]["output_tokens"])
+        inp = decode(p.get("input")) if e["kind"] == "tool_call" else None
+        if isinstance(inp, dict) and isinstance(inp.get("file_path"), str):
+            paths.append(inp["file_path"])
+    return figures(len(rows), tokens, paths)
 
 
 def from_polars(df):
@@ -109,6 +125,35 @@ def from_duckdb(source):
     return figures(rows, dict(tokens), [p for (p,) in paths])
 
 
+def from_jsonl_in_duckdb(path):
+    """Figures of the unified JSONL read by DuckDB, one JSON value per line."""
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW events AS SELECT json AS e FROM read_ndjson_objects('{path}')")
+    rows = con.sql("SELECT count(*) FROM events").fetchall()[0][0]
+    tokens = con.sql(f"""
+        SELECT e->>'agent', sum(t) FILTER (t < {SUMMABLE}) FROM (
+            SELECT e, CAST(e->'$.payload.usage.output_tokens' AS BIGINT) AS t FROM events
+            WHERE e->>'kind' = 'meta' AND e->>'$.payload.meta_type' = 'usage' AND NOT CAST(e->'copied' AS BOOLEAN))
+        GROUP BY ALL""").fetchall()
+    paths = con.sql("SELECT e->>'$.payload.input.file_path' FROM events WHERE e->>'kind' = 'tool_call' "
+                    "AND json_type(e->'$.payload.input.file_path') = 'VARCHAR'").fetchall()
+    return figures(rows, dict(tokens), [p for (p,) in paths])
+
+
+def from_jsonl_in_pandas(df):
+    return from_rows(df.to_dict("records"), lambda value: value)
+
+
+def from_jsonl_in_polars(df):
+    """Rows and output tokens: Polars writes the JSON text of free-form values with backslashes
+    unescaped, so JSON paths into them are not compared (the README says to use Parquet)."""
+    usage = df.filter((pl.col("kind") == "meta") & (pl.col("payload").struct.field("meta_type") == "usage")
+                      & ~pl.col("copied"))
+    t = pl.col("payload").struct.field("usage").struct.field("output_tokens")
+    tokens = usage.group_by("agent").agg(t.filter(t < SUMMABLE).sum())
+    return figures(df.height, dict(tokens.iter_rows()), [])
+
+
 def same_everywhere(d, lines):
     """Every consumer reads every format, with the README's calls, to the JSONL's figures."""
     want = from_jsonl(lines)
@@ -131,12 +176,19 @@ def same_everywhere(d, lines):
         "DuckDB IPC file": lambda: from_duckdb(pa.ipc.open_file(d / "events.arrow").read_all()),
         "DuckDB dataset": lambda: from_duckdb(f"read_parquet('{hive}', hive_partitioning = true)"),
     }
+    unified = d / "unified.jsonl"
+    readers["DuckDB JSONL"] = lambda: from_jsonl_in_duckdb(unified)
+    readers["pandas JSONL"] = lambda: from_jsonl_in_pandas(pd.read_json(unified, lines=True, dtype=False))
+    line_schema = pl.read_ipc_schema(d / "event-schema.arrow")
+    readers["Polars JSONL"] = lambda: from_jsonl_in_polars(pl.read_ndjson(unified, schema=line_schema))
+    readers["pyarrow JSONL"] = lambda: from_arrow_jsonl(duckdb.sql(f"SELECT * FROM read_json('{unified}')").arrow().read_all())
     for name, read in readers.items():
+        expected = (want[0], want[1], []) if name == "Polars JSONL" else want
         try:
             got = read()
         except Exception as e:  # noqa: BLE001 - any failure to load is the finding
             fail(f"{name}: {type(e).__name__}: {e}")
-        if got != want:
+        if got != expected:
             fail(f"{name} reads {got[0]} rows, output tokens {got[1]}, {len(got[2])} file paths; "
                  f"the JSONL has {want[0]}, {want[1]}, {len(want[2])}")
     print(f"{len(readers)} readers agree: {want[0]} rows, output tokens {want[1]}, {len(want[2])} file paths")

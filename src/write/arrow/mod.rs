@@ -28,6 +28,7 @@
 mod background;
 mod columns;
 mod ipc;
+mod lines;
 #[cfg(feature = "parquet")]
 mod parquet;
 
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::write::{EventSink, Options, Target, WriteError, Writer, sessions_beside, unsupported};
 
 pub use columns::{event_schema, plain, session_schema};
+pub use lines::{line_schema, spark_ddl};
 
 /// Rows per record batch.
 const BATCH_ROWS: usize = 8192;
