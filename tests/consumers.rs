@@ -1,7 +1,7 @@
-//! DuckDB, Polars, pyarrow and pandas read the Parquet and Arrow outputs with the calls the
-//! README documents (`tests/independent/consume.py`): the same rows, output tokens per agent
-//! and tool inputs' file paths as the unified JSONL, column types as published, and usage per
-//! agent and day over the partitioned dataset equal to the JSONL's. CI installs all four;
+//! DuckDB, Polars, pyarrow and pandas read every output with the calls the README documents
+//! (`tests/independent/consume.py`): the same rows, output tokens per agent and tool inputs'
+//! file paths as the unified JSONL, column types as published, and usage per agent and day
+//! over the partitioned dataset equal to the JSONL's. CI installs all four;
 //! elsewhere the test skips with a notice.
 
 mod common;
@@ -12,7 +12,7 @@ use std::process::Command;
 use assert_cmd::cargo::cargo_bin_cmd;
 
 #[test]
-fn every_consumer_reads_every_columnar_output_to_the_same_figures() {
+fn every_consumer_reads_every_output_to_the_same_figures() {
     if !common::python_has("duckdb, pyarrow, polars, pandas") {
         return;
     }
@@ -33,6 +33,7 @@ fn every_consumer_reads_every_columnar_output_to_the_same_figures() {
     convert(&["-o", "unified.jsonl"]);
     convert(&["-o", "events.parquet"]);
     convert(&["-o", "events.arrow"]);
+    convert(&["-o", "interchange.json"]);
     let stream = cargo_bin_cmd!("agentlog").args(["convert", "-q", "--to", "arrow"]).args(&inputs).output().unwrap();
     std::fs::write(dir.path().join("events.arrows"), stream.stdout).unwrap();
     let schema = cargo_bin_cmd!("agentlog").args(["schema", "arrow"]).output().unwrap();

@@ -3,7 +3,8 @@
 usage: consume.py DIR
 
 DIR holds `unified.jsonl`, `events.parquet` (+ `events.sessions.parquet`), `events.arrow` (an
-Arrow IPC file), `events.arrows` (an Arrow IPC stream) and a partitioned dataset `dataset/`,
+Arrow IPC file), `events.arrows` (an Arrow IPC stream), `interchange.json`, the unified line's
+Arrow schema `event-schema.arrow` and a partitioned dataset `dataset/`,
 written from the same inputs. Checks column types; that every consumer, with the call the
 README documents, reads every format to the same row count, output tokens per agent and
 `file_path` of tool inputs as the unified JSONL gives; and that usage totals per agent and day
@@ -127,8 +128,19 @@ def from_duckdb(source):
 
 def from_jsonl_in_duckdb(path):
     """Figures of the unified JSONL read by DuckDB, one JSON value per line."""
+    return from_json_in_duckdb(f"SELECT json AS e FROM read_ndjson_objects('{path}')")
+
+
+def from_interchange_in_duckdb(path):
+    """Figures of an interchange document read by DuckDB: every session's events."""
+    return from_json_in_duckdb("SELECT unnest(json_extract(json, '$.sessions[*].events[*]')) AS e "
+                               f"FROM read_json_objects('{path}', maximum_object_size = 2147483647)")
+
+
+def from_json_in_duckdb(events):
+    """Figures of events as DuckDB JSON values `e`, given by the query `events`."""
     con = duckdb.connect()
-    con.execute(f"CREATE VIEW events AS SELECT json AS e FROM read_ndjson_objects('{path}')")
+    con.execute(f"CREATE VIEW events AS {events}")
     rows = con.sql("SELECT count(*) FROM events").fetchall()[0][0]
     tokens = con.sql(f"""
         SELECT e->>'agent', sum(t) FILTER (t < {SUMMABLE}) FROM (
@@ -178,6 +190,10 @@ def same_everywhere(d, lines):
     }
     unified = d / "unified.jsonl"
     readers["DuckDB JSONL"] = lambda: from_jsonl_in_duckdb(unified)
+    interchange = d / "interchange.json"
+    readers["DuckDB interchange"] = lambda: from_interchange_in_duckdb(interchange)
+    readers["pandas interchange"] = lambda: from_jsonl_in_pandas(pd.json_normalize(
+        json.loads(interchange.read_text(encoding="utf-8"))["sessions"], record_path="events", max_level=0))
     readers["pandas JSONL"] = lambda: from_jsonl_in_pandas(pd.read_json(unified, lines=True, dtype=False))
     line_schema = pl.read_ipc_schema(d / "event-schema.arrow")
     readers["Polars JSONL"] = lambda: from_jsonl_in_polars(pl.read_ndjson(unified, schema=line_schema))
