@@ -5,7 +5,7 @@
 # usage: benches/run.sh [BYTES] [SEED]        (default 1 GiB, seed 42)
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
-# agentlog to unified JSONL, Parquet and interchange, and DuckDB's JSON-to-Parquet COPY on the
+# agentlog to unified JSONL, Parquet, interchange and Markdown, and DuckDB's JSON-to-Parquet COPY on the
 # same files; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
@@ -87,6 +87,7 @@ rows = c.execute(\"SELECT count(*) FROM '$OUT/duckdb.parquet'\").fetchone()[0]
 assert rows == $LINES, f'DuckDB wrote {rows} rows for $LINES lines'"
 done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
+row "agentlog --to markdown" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.md"
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
 
 # Rounds go through every row in turn, so that each row's best run is drawn from the whole

@@ -166,3 +166,113 @@ fn every_writer_takes_the_whole_corpus_and_formats_agentlog_reads_give_it_back()
         }
     }
 }
+
+/// Renders events as a Markdown transcript.
+fn markdown(events: &[agentlog::model::Event]) -> String {
+    use agentlog::write::{Options, Target, writer};
+    let mut out = Vec::new();
+    let mut sink = writer("markdown").unwrap().open(Target::Stream(Box::new(&mut out)), &Options::default()).unwrap();
+    for e in events {
+        sink.event(e).unwrap();
+    }
+    sink.finish().unwrap();
+    drop(sink);
+    String::from_utf8(out).unwrap()
+}
+
+/// The contents of a CommonMark document's code blocks, and of its raw HTML.
+fn code_and_html(text: &str) -> (std::collections::HashSet<String>, String) {
+    use pulldown_cmark::{Event, Parser, Tag, TagEnd};
+    let (mut blocks, mut html, mut block) = (std::collections::HashSet::new(), String::new(), None::<String>);
+    for event in Parser::new(text) {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => block = Some(String::new()),
+            Event::End(TagEnd::CodeBlock) => {
+                blocks.insert(block.take().unwrap());
+            }
+            Event::Text(t) if block.is_some() => block.as_mut().unwrap().push_str(&t),
+            Event::Html(h) | Event::InlineHtml(h) => html.push_str(&h),
+            _ => {}
+        }
+    }
+    (blocks, html)
+}
+
+#[test]
+fn markdown_transcripts_hold_every_prompt_answer_and_tool_output_of_the_corpus() {
+    use agentlog::model::{Payload, Role};
+    let events = corpus_events();
+    let text = markdown(&events);
+    let (blocks, _) = code_and_html(&text);
+    let (mut messages, mut outputs) = (0, 0);
+    for e in events.iter().filter(|e| !e.copied) {
+        match &e.payload {
+            Payload::Message(m)
+                if !e.injected && matches!(m.role, Role::User | Role::Assistant) && !m.text.trim().is_empty() =>
+            {
+                assert!(text.contains(m.text.trim_end()), "{} line {}", e.source.file, e.source.line);
+                messages += 1;
+            }
+            // Each output is one code block of its own, whatever it holds.
+            Payload::ToolOutput(o) if !o.text.is_empty() => {
+                // CommonMark reads `\r\n` and a lone `\r` as line endings.
+                let lines = o.text.replace("\r\n", "\n").replace('\r', "\n");
+                let content = if lines.ends_with('\n') { lines } else { format!("{lines}\n") };
+                assert!(
+                    blocks.contains(&content),
+                    "{} line {}: output not one code block",
+                    e.source.file,
+                    e.source.line
+                );
+                outputs += 1;
+            }
+            _ => {}
+        }
+    }
+    assert!(messages > 1000 && outputs > 1000, "{messages} messages, {outputs} outputs");
+}
+
+#[test]
+fn markdown_from_hostile_text_stays_in_its_code_blocks() {
+    use agentlog::model::{Event, Message, Payload, Role, ToolCall, ToolOutput};
+    let hostile = "```\n<script>alert(1)</script>\n# not a heading\n`````` <img src=x onerror=alert(1)>";
+    let call =
+        ToolCall { call_id: Some("c1".into()), name: "Bash`<b>".into(), input: None, input_text: Some(hostile.into()) };
+    let output = ToolOutput {
+        call_id: Some("c1".into()),
+        name: None,
+        text: hostile.into(),
+        parts: Vec::new(),
+        is_error: Some(true),
+        exit_code: Some(1),
+        duration_ms: None,
+        result: None,
+    };
+    let events = [
+        Event::new("s".into(), Payload::Message(Message::from_parts(Role::User, Vec::new()))),
+        Event::new("s".into(), Payload::ToolCall(call)),
+        Event::new("s".into(), Payload::ToolOutput(output)),
+        Event::new(
+            "s".into(),
+            Payload::Message(Message {
+                role: Role::Assistant,
+                text: "```\nleft open".into(),
+                parts: Vec::new(),
+                phase: None,
+            }),
+        ),
+        Event::new(
+            "s".into(),
+            Payload::Message(Message { role: Role::User, text: "after".into(), parts: Vec::new(), phase: None }),
+        ),
+    ];
+    let text = markdown(&events);
+    let (blocks, html) = code_and_html(&text);
+    assert!(blocks.contains(&format!("{hostile}\n")), "{text}");
+    assert!(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>"), "raw HTML: {html}");
+    // The fence the answer left open is closed: the next prompt is a heading again.
+    let headings = pulldown_cmark::Parser::new(&text)
+        .filter(|e| matches!(e, pulldown_cmark::Event::Start(pulldown_cmark::Tag::Heading { .. })))
+        .count();
+    assert_eq!(headings, 4, "session, two prompts, one answer:\n{text}");
+}

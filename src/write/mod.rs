@@ -13,6 +13,7 @@ mod error;
 mod file;
 pub mod interchange;
 pub mod jsonl;
+pub mod markdown;
 mod sessions;
 
 use std::fs::{self, File};
@@ -34,6 +35,7 @@ pub const WRITERS: &[&dyn Writer] = &[
     #[cfg(feature = "arrow")]
     &arrow::Arrow,
     &interchange::Interchange,
+    &markdown::Markdown,
 ];
 
 /// The writer an output file's extension chooses: the one that lists it (in any case), the

@@ -1,0 +1,177 @@
+//! Markdown transcripts (`--to markdown`): what a person reads of a session.
+//!
+//! Per session: a header (agent, version, model, directory, branch, start), the user's prompts
+//! and the assistant's text as sections, each tool call together with its output (matched by
+//! call id), reasoning folded, injected context folded and labelled, compaction as a visible
+//! boundary, and a closing line with duration, tool calls and token usage. Events copied from
+//! an earlier session (resume, fork) are not repeated. Everything comes from the unified
+//! model: nothing here knows an agent.
+//!
+//! The output is CommonMark/GFM whatever the content: text from tools sits in code fences
+//! longer than any backtick run inside it, and a message that leaves a fence open has it closed.
+//! Memory: the tool calls waiting for their output, which are written at the latest when the
+//! next prompt or the session's end comes.
+
+mod render;
+
+use std::io::{self, BufWriter, Write};
+
+use crate::model::{Event, MetaType, Payload, Role, UsageTotals};
+use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, Writer, is_directory_target, unsupported};
+
+use render::{Pending, Session};
+
+/// The Markdown writer.
+pub struct Markdown;
+
+impl Writer for Markdown {
+    fn name(&self) -> &'static str {
+        "markdown"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["md"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &["md", "markdown"]
+    }
+
+    fn description(&self) -> &'static str {
+        "Markdown transcripts: prompts, answers, tool calls with their outputs"
+    }
+
+    fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
+        if !options.partition_by.is_empty() {
+            return Err(unsupported("--partition-by", self.name()));
+        }
+        Ok(match target {
+            Target::Stream(out) => Box::new(Transcript::new(Out::Stream(out))),
+            Target::Path(path) if is_directory_target(&path) => {
+                return Err(unsupported("an output directory (one file per session)", self.name()));
+            }
+            Target::Path(path) => Box::new(Transcript::new(Out::File(AtomicFile::create(&path)?))),
+        })
+    }
+}
+
+/// Where a transcript goes.
+enum Out<'w> {
+    Stream(Box<dyn Write + Send + 'w>),
+    File(AtomicFile),
+}
+
+impl Write for Out<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Out::Stream(w) => w.write(buf),
+            Out::File(f) => f.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Stream(w) => w.flush(),
+            Out::File(f) => f.flush(),
+        }
+    }
+}
+
+/// Renders events as they come, one session after another.
+struct Transcript<'w> {
+    out: Option<BufWriter<Out<'w>>>,
+    session: Option<Session>,
+    pending: Pending,
+    /// The note last written, while nothing else followed it: a compaction is often several
+    /// records, and is shown once.
+    last_note: Option<MetaType>,
+}
+
+impl<'w> Transcript<'w> {
+    fn new(out: Out<'w>) -> Self {
+        Transcript {
+            out: Some(BufWriter::with_capacity(256 * 1024, out)),
+            session: None,
+            pending: Pending::default(),
+            last_note: None,
+        }
+    }
+
+    fn out(&mut self) -> &mut BufWriter<Out<'w>> {
+        self.out.as_mut().expect("no event after finish")
+    }
+
+    /// Ends the current session: its waiting calls, then its closing line.
+    fn end_session(&mut self) -> io::Result<()> {
+        let Some(session) = self.session.take() else { return Ok(()) };
+        let out = self.out.as_mut().expect("no event after finish");
+        self.pending.flush(out)?;
+        session.close(out)
+    }
+}
+
+impl EventSink for Transcript<'_> {
+    fn event(&mut self, e: &Event) -> io::Result<()> {
+        let same = self.session.as_ref().is_some_and(|s| s.is(e));
+        if !same {
+            self.end_session()?;
+            let session = Session::open(e, self.out())?;
+            self.session = Some(session);
+        }
+        let session = self.session.as_mut().expect("opened above");
+        if e.copied {
+            session.copied += 1;
+            return Ok(());
+        }
+        let out = self.out.as_mut().expect("no event after finish");
+        session.note_copies(out)?;
+        session.observe(e);
+        let note = match &e.payload {
+            Payload::Meta(m) => match m.meta_type {
+                MetaType::Compaction => Some((m.meta_type, "context compacted")),
+                MetaType::Interrupt => Some((m.meta_type, "interrupted by the user")),
+                MetaType::Rollback => Some((m.meta_type, "turns rolled back")),
+                _ => return Ok(()),
+            },
+            _ => None,
+        };
+        if let Some((meta_type, text)) = note {
+            if self.last_note == Some(meta_type) {
+                return Ok(());
+            }
+            self.last_note = Some(meta_type);
+            return render::note(text, out);
+        }
+        self.last_note = None;
+        match &e.payload {
+            Payload::Message(m) if m.role == Role::User && !e.injected => {
+                self.pending.flush(out)?;
+                render::prompt(&m.text, out)
+            }
+            Payload::Message(m) if e.injected => render::injected(m.role, &m.text, out),
+            Payload::Message(m) if m.role == Role::Assistant => render::answer(&m.text, out),
+            Payload::Message(m) => render::injected(m.role, &m.text, out),
+            Payload::Reasoning(r) => render::reasoning(r, out),
+            Payload::ToolCall(c) => self.pending.call(c, out),
+            Payload::ToolOutput(o) => self.pending.output(o, out),
+            Payload::Meta(_) => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.end_session()?;
+        let out = self.out.take().expect("finish is called once");
+        match out.into_inner().map_err(io::IntoInnerError::into_error)? {
+            Out::Stream(mut w) => w.flush(),
+            Out::File(f) => f.commit(),
+        }
+    }
+}
+
+/// Token usage of a session's responses, as the closing line shows it.
+fn usage_line(usage: &UsageTotals) -> String {
+    format!(
+        "{} input, {} cache read, {} cache write, {} output tokens",
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens
+    )
+}

@@ -1,0 +1,341 @@
+//! The pieces of a Markdown transcript, each safe whatever text it holds.
+
+use std::io::{self, Write};
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{Agent, Event, MetaType, Payload, Reasoning, Role, ToolCall, ToolOutput, UsageTotals};
+
+/// Tool outputs longer than this many lines, or bytes, are folded.
+const FOLD_LINES: usize = 20;
+const FOLD_BYTES: usize = 2000;
+
+/// Longest key argument shown on a tool call's line.
+const KEY_CHARS: usize = 120;
+
+/// The session being written, and what its closing line will say.
+pub struct Session {
+    agent: Agent,
+    id: String,
+    started: Option<DateTime<Utc>>,
+    ended: Option<DateTime<Utc>>,
+    prompts: u64,
+    tool_calls: u64,
+    usage: UsageTotals,
+    /// Events copied from an earlier session, not repeated.
+    pub copied: u64,
+    copies_noted: bool,
+}
+
+impl Session {
+    /// Writes the header of the session `e` belongs to.
+    pub fn open(e: &Event, out: &mut (impl Write + ?Sized)) -> io::Result<Self> {
+        writeln!(out, "## Session {}\n", code_span(&e.session_id))?;
+        let version = e.context.agent_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+        writeln!(out, "- agent: {}{}", e.agent.as_str(), escape_line(&version))?;
+        let fields = [("model", &e.context.model), ("directory", &e.context.cwd), ("branch", &e.context.git_branch)];
+        for (name, value) in fields {
+            if let Some(value) = value {
+                writeln!(out, "- {name}: {}", code_span(value))?;
+            }
+        }
+        if let Some(t) = e.timestamp {
+            writeln!(out, "- started: {}", t.format("%Y-%m-%d %H:%M:%S UTC"))?;
+        }
+        writeln!(out)?;
+        Ok(Session {
+            agent: e.agent,
+            id: e.session_id.clone(),
+            started: e.timestamp,
+            ended: e.timestamp,
+            prompts: 0,
+            tool_calls: 0,
+            usage: UsageTotals::default(),
+            copied: 0,
+            copies_noted: false,
+        })
+    }
+
+    /// Whether `e` belongs to this session.
+    pub fn is(&self, e: &Event) -> bool {
+        self.agent == e.agent && self.id == e.session_id
+    }
+
+    /// Says once, before the session's own events, that copied ones were left out.
+    pub fn note_copies(&mut self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        if self.copied > 0 && !self.copies_noted {
+            self.copies_noted = true;
+            let text = format!("continues an earlier session: {} replayed events not repeated", self.copied);
+            note(&text, out)?;
+        }
+        Ok(())
+    }
+
+    /// Counts an event of the session for its closing line.
+    pub fn observe(&mut self, e: &Event) {
+        if let Some(t) = e.timestamp {
+            self.started = Some(self.started.map_or(t, |s| s.min(t)));
+            self.ended = Some(self.ended.map_or(t, |s| s.max(t)));
+        }
+        match &e.payload {
+            Payload::Message(m) if m.role == Role::User && !e.injected => self.prompts += 1,
+            Payload::ToolCall(_) => self.tool_calls += 1,
+            Payload::Meta(m) if m.meta_type == MetaType::Usage => {
+                if let Some(usage) = &m.usage {
+                    self.usage.add(usage);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Writes the closing line.
+    pub fn close(self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        let duration = match (self.started, self.ended) {
+            (Some(s), Some(e)) => format!(" over {} min", (e - s).num_minutes()),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "*{} prompts, {} tool calls{duration}; {}.*\n\n---\n",
+            self.prompts,
+            self.tool_calls,
+            super::usage_line(&self.usage)
+        )
+    }
+}
+
+/// Tool calls waiting for their outputs.
+#[derive(Default)]
+pub struct Pending {
+    calls: Vec<ToolCall>,
+}
+
+impl Pending {
+    /// Holds a call until its output comes; a call without an id is written at once.
+    pub fn call(&mut self, call: &ToolCall, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        if call.call_id.is_none() {
+            return exchange(Some(call), None, out);
+        }
+        self.calls.push(call.clone());
+        Ok(())
+    }
+
+    /// Writes an output with its call.
+    pub fn output(&mut self, output: &ToolOutput, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        let at = self.calls.iter().position(|c| c.call_id.is_some() && c.call_id == output.call_id);
+        let call = at.map(|i| self.calls.remove(i));
+        exchange(call.as_ref(), Some(output), out)
+    }
+
+    /// Writes the calls still waiting, without output.
+    pub fn flush(&mut self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        for call in std::mem::take(&mut self.calls) {
+            exchange(Some(&call), None, out)?;
+        }
+        Ok(())
+    }
+}
+
+/// A user's prompt.
+pub fn prompt(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    writeln!(out, "### User\n")?;
+    markdown(text, out)
+}
+
+/// The assistant's text, its Markdown kept.
+pub fn answer(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "### Assistant\n")?;
+    markdown(text, out)
+}
+
+/// Context the agent added to the conversation, folded and labelled by its first tag.
+pub fn injected(role: Role, text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    let tag = text.trim_start().strip_prefix('<').and_then(|t| t.split(['>', ' ', '\n']).next());
+    let label = tag.filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+    let label =
+        label.map_or_else(|| format!("{} context", role.as_str()), |t| format!("{} context: {t}", role.as_str()));
+    folded(&label, |out| fence(text, "", out), out)
+}
+
+/// Reasoning, folded; encrypted reasoning is only noted.
+pub fn reasoning(r: &Reasoning, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    if r.text.trim().is_empty() {
+        let what = if r.encrypted { "reasoning (encrypted, not shown)" } else { "reasoning (not recorded)" };
+        return note(what, out);
+    }
+    folded("reasoning", |out| markdown(&r.text, out), out)
+}
+
+/// A one-line note between sections.
+pub fn note(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    writeln!(out, "*— {} —*\n", escape_line(text))
+}
+
+/// A tool call and its output, either of which may be missing.
+fn exchange(call: Option<&ToolCall>, output: Option<&ToolOutput>, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    let name = call.map(|c| c.name.as_str()).or_else(|| output.and_then(|o| o.name.as_deref())).unwrap_or("tool");
+    let key = call.and_then(key_argument).map(|k| format!(": {}", code_span(&k))).unwrap_or_default();
+    writeln!(out, "**Tool** {}{key}\n", code_span(name))?;
+    if let Some(call) = call {
+        let input = match (&call.input, &call.input_text) {
+            (Some(json), _) => pretty(json.get()),
+            (None, Some(text)) => text.clone(),
+            (None, None) => String::new(),
+        };
+        if !input.is_empty() {
+            let info = if call.input.is_some() { "json" } else { "" };
+            folded("input", |out| fence(&input, info, out), out)?;
+        }
+    }
+    let Some(output) = output else {
+        return note("no output recorded", out);
+    };
+    let lines = output.text.lines().count();
+    let error = if output.is_error == Some(true) { ", error" } else { "" };
+    let exit = output.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();
+    let label = format!("output, {lines} lines{error}{exit}");
+    if lines > FOLD_LINES || output.text.len() > FOLD_BYTES {
+        folded(&label, |out| fence(&output.text, "", out), out)
+    } else {
+        writeln!(out, "*{label}*\n")?;
+        fence(&output.text, "", out)
+    }
+}
+
+/// The argument that says most about a call: the command, path, pattern, URL or query.
+fn key_argument(call: &ToolCall) -> Option<String> {
+    let input: serde_json::Value = serde_json::from_str(call.input.as_ref()?.get()).ok()?;
+    let keys = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt"];
+    let value = keys.iter().find_map(|k| input.get(k))?;
+    let text = match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(parts) => {
+            parts.iter().map(|p| p.as_str().map_or_else(|| p.to_string(), str::to_owned)).collect::<Vec<_>>().join(" ")
+        }
+        other => other.to_string(),
+    };
+    let mut short: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(KEY_CHARS).collect();
+    if short.len() < text.len() && text.chars().count() > KEY_CHARS {
+        short.push('…');
+    }
+    Some(short)
+}
+
+fn pretty(json: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(json)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| json.to_owned())
+}
+
+/// Markdown from the log, kept as it is, but with any code fence it leaves open closed, so that
+/// it cannot swallow the rest of the page.
+fn markdown(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    let text = text.trim_end();
+    out.write_all(text.as_bytes())?;
+    let mut open: Option<(char, usize)> = None;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') else { continue };
+        let run = trimmed.chars().take_while(|x| *x == c).count();
+        if run < 3 {
+            continue;
+        }
+        open = match open {
+            None => Some((c, run)),
+            Some((o, n)) if o == c && run >= n && trimmed[run..].trim().is_empty() => None,
+            still => still,
+        };
+    }
+    if let Some((c, n)) = open {
+        write!(out, "\n{}", c.to_string().repeat(n))?;
+    }
+    writeln!(out, "\n")
+}
+
+/// Text in a fenced code block whose fence is longer than any backtick run in it.
+fn fence(text: &str, info: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    let ticks = "`".repeat(longest_run(text, '`').max(2) + 1);
+    writeln!(out, "{ticks}{info}")?;
+    out.write_all(text.as_bytes())?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        writeln!(out)?;
+    }
+    writeln!(out, "{ticks}\n")
+}
+
+/// A folded section: `<details>` with a plain-text summary.
+fn folded<W: Write + ?Sized>(
+    summary: &str,
+    body: impl FnOnce(&mut W) -> io::Result<()>,
+    out: &mut W,
+) -> io::Result<()> {
+    writeln!(out, "<details><summary>{}</summary>\n", escape_html(summary))?;
+    body(out)?;
+    writeln!(out, "</details>\n")
+}
+
+/// Inline code holding any text on one line.
+fn code_span(text: &str) -> String {
+    let line = text.replace(['\n', '\r'], " ");
+    let ticks = "`".repeat(longest_run(&line, '`') + 1);
+    let pad = if line.starts_with('`') || line.ends_with('`') || line.is_empty() { " " } else { "" };
+    format!("{ticks}{pad}{line}{pad}{ticks}")
+}
+
+fn longest_run(text: &str, c: char) -> usize {
+    let (mut longest, mut run) = (0, 0);
+    for x in text.chars() {
+        run = if x == c { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    longest
+}
+
+fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// Text on one line that Markdown shows as it is.
+fn escape_line(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\`*_[]<>#|~!&".contains(c) {
+            escaped.push('\\');
+        }
+        escaped.push(if c == '\n' { ' ' } else { c });
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_and_code_spans_outgrow_the_backticks_inside() {
+        let mut out = Vec::new();
+        fence("a ```` b", "", &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "`````\na ```` b\n`````\n\n");
+        assert_eq!(code_span("a `b` c"), "``a `b` c``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(code_span("two\nlines"), "`two lines`");
+    }
+
+    #[test]
+    fn a_fence_left_open_is_closed() {
+        let mut out = Vec::new();
+        markdown("see:\n```rust\nfn main() {}", &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "see:\n```rust\nfn main() {}\n```\n\n");
+        let mut out = Vec::new();
+        markdown("```\nclosed\n```", &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "```\nclosed\n```\n\n");
+    }
+}
