@@ -178,13 +178,16 @@ pub fn note(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
 /// A tool call and its output, either of which may be missing.
 fn exchange(call: Option<&ToolCall>, output: Option<&ToolOutput>, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
     let name = call.map(|c| c.name.as_str()).or_else(|| output.and_then(|o| o.name.as_deref())).unwrap_or("tool");
-    let key = call.and_then(key_argument).map(|k| format!(": {}", code_span(&k))).unwrap_or_default();
+    let input =
+        call.and_then(|c| c.input.as_ref()).and_then(|j| serde_json::from_str::<serde_json::Value>(j.get()).ok());
+    let key = input.as_ref().and_then(key_argument).map(|k| format!(": {}", code_span(&k))).unwrap_or_default();
     writeln!(out, "**Tool** {}{key}\n", code_span(name))?;
     if let Some(call) = call {
-        let input = match (&call.input, &call.input_text) {
-            (Some(json), _) => pretty(json.get()),
-            (None, Some(text)) => text.clone(),
-            (None, None) => String::new(),
+        let input = match (&input, &call.input, &call.input_text) {
+            (Some(value), _, _) => serde_json::to_string_pretty(value).unwrap_or_default(),
+            (None, Some(json), _) => json.get().to_owned(),
+            (None, None, Some(text)) => text.clone(),
+            (None, None, None) => String::new(),
         };
         if !input.is_empty() {
             let info = if call.input.is_some() { "json" } else { "" };
@@ -207,8 +210,7 @@ fn exchange(call: Option<&ToolCall>, output: Option<&ToolOutput>, out: &mut (imp
 }
 
 /// The argument that says most about a call: the command, path, pattern, URL or query.
-fn key_argument(call: &ToolCall) -> Option<String> {
-    let input: serde_json::Value = serde_json::from_str(call.input.as_ref()?.get()).ok()?;
+fn key_argument(input: &serde_json::Value) -> Option<String> {
     let keys = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt"];
     let value = keys.iter().find_map(|k| input.get(k))?;
     let text = match value {
@@ -223,13 +225,6 @@ fn key_argument(call: &ToolCall) -> Option<String> {
         short.push('…');
     }
     Some(short)
-}
-
-fn pretty(json: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(json)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| json.to_owned())
 }
 
 /// Markdown from the log, kept as it is, but with any code fence it leaves open closed, so that
