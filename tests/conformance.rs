@@ -276,3 +276,51 @@ fn markdown_from_hostile_text_stays_in_its_code_blocks() {
         .count();
     assert_eq!(headings, 4, "session, two prompts, one answer:\n{text}");
 }
+
+#[test]
+fn markdown_into_a_directory_gives_each_session_a_file_and_an_index_that_links_them_all() {
+    use agentlog::model::{Payload, Role};
+    use agentlog::write::{Options, Target, writer};
+    let events = corpus_events();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("transcripts/");
+    let mut sink = writer("markdown").unwrap().open(Target::Path(root.clone()), &Options::default()).unwrap();
+    for e in &events {
+        sink.event(e).unwrap();
+    }
+    sink.finish().unwrap();
+    drop(sink);
+    let index = std::fs::read_to_string(root.join("index.md")).unwrap();
+    // Every link of the index names a file that exists; every file is linked once.
+    let links: Vec<&str> = index.split("](<").skip(1).map(|l| &l[..l.find(">)").unwrap()]).collect();
+    let mut files: Vec<String> = walkdir::WalkDir::new(&root)
+        .into_iter()
+        .map(Result::unwrap)
+        .filter(|f| f.file_type().is_file() && f.file_name() != "index.md")
+        .map(|f| f.path().strip_prefix(&root).unwrap().display().to_string())
+        .collect();
+    files.sort();
+    let mut linked: Vec<String> = links.iter().map(|l| (*l).to_owned()).collect();
+    linked.sort();
+    assert_eq!(linked, files);
+    let sessions: std::collections::HashSet<(&str, &str)> =
+        events.iter().map(|e| (e.agent.as_str(), e.session_id.as_str())).collect();
+    assert!(files.len() >= sessions.len(), "{} files for {} sessions", files.len(), sessions.len());
+    // Each prompt is in a file of its session.
+    let texts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(root.join(f)).unwrap()).collect();
+    for e in events.iter().filter(|e| !e.copied && !e.injected) {
+        if let Payload::Message(m) = &e.payload
+            && m.role == Role::User
+            && !m.text.trim().is_empty()
+        {
+            let ours = files.iter().zip(&texts).filter(|(f, _)| f.starts_with(&format!("{}/", e.agent.as_str())));
+            assert!(
+                ours.filter(|(_, t)| t.contains(&format!("`{}`", e.session_id)) || t.contains(&e.session_id))
+                    .any(|(_, t)| t.contains(m.text.trim_end())),
+                "{} line {}",
+                e.source.file,
+                e.source.line
+            );
+        }
+    }
+}

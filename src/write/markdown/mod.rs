@@ -11,7 +11,10 @@
 //! longer than any backtick run inside it, and a message that leaves a fence open has it closed.
 //! Memory: the tool calls waiting for their output, which are written at the latest when the
 //! next prompt or the session's end comes.
+//!
+//! `-o DIR/` gives each session a file and writes an index of them ([`files`]).
 
+mod files;
 mod render;
 
 use std::io::{self, BufWriter, Write};
@@ -19,6 +22,7 @@ use std::io::{self, BufWriter, Write};
 use crate::model::{Event, MetaType, Payload, Role, UsageTotals};
 use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, Writer, is_directory_target, unsupported};
 
+use files::Dir;
 use render::{Pending, Session};
 
 /// The Markdown writer.
@@ -38,20 +42,19 @@ impl Writer for Markdown {
     }
 
     fn description(&self) -> &'static str {
-        "Markdown transcripts: prompts, answers, tool calls with their outputs"
+        "Markdown transcripts: prompts, answers, tool calls with their outputs; -o DIR/ for one per session and an index"
     }
 
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         if !options.partition_by.is_empty() {
             return Err(unsupported("--partition-by", self.name()));
         }
-        Ok(match target {
-            Target::Stream(out) => Box::new(Transcript::new(Out::Stream(out))),
-            Target::Path(path) if is_directory_target(&path) => {
-                return Err(unsupported("an output directory (one file per session)", self.name()));
-            }
-            Target::Path(path) => Box::new(Transcript::new(Out::File(AtomicFile::create(&path)?))),
-        })
+        let to = match target {
+            Target::Stream(out) => To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out))),
+            Target::Path(path) if is_directory_target(&path) => To::Dir(Dir::new(&path)),
+            Target::Path(path) => To::One(BufWriter::with_capacity(256 * 1024, Out::File(AtomicFile::create(&path)?))),
+        };
+        Ok(Box::new(Transcript { to: Some(to), session: None, pending: Pending::default(), last_note: None }))
     }
 }
 
@@ -77,9 +80,15 @@ impl Write for Out<'_> {
     }
 }
 
+/// One document, or a file per session.
+enum To<'w> {
+    One(BufWriter<Out<'w>>),
+    Dir(Dir),
+}
+
 /// Renders events as they come, one session after another.
 struct Transcript<'w> {
-    out: Option<BufWriter<Out<'w>>>,
+    to: Option<To<'w>>,
     session: Option<Session>,
     pending: Pending,
     /// The note last written, while nothing else followed it: a compaction is often several
@@ -87,26 +96,26 @@ struct Transcript<'w> {
     last_note: Option<MetaType>,
 }
 
-impl<'w> Transcript<'w> {
-    fn new(out: Out<'w>) -> Self {
-        Transcript {
-            out: Some(BufWriter::with_capacity(256 * 1024, out)),
-            session: None,
-            pending: Pending::default(),
-            last_note: None,
+impl<'w> To<'w> {
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            To::One(out) => out,
+            To::Dir(dir) => dir.writer(),
         }
     }
+}
 
-    fn out(&mut self) -> &mut BufWriter<Out<'w>> {
-        self.out.as_mut().expect("no event after finish")
-    }
-
+impl Transcript<'_> {
     /// Ends the current session: its waiting calls, then its closing line.
     fn end_session(&mut self) -> io::Result<()> {
         let Some(session) = self.session.take() else { return Ok(()) };
-        let out = self.out.as_mut().expect("no event after finish");
-        self.pending.flush(out)?;
-        session.close(out)
+        let to = self.to.as_mut().expect("no event after finish");
+        self.pending.flush(to.writer())?;
+        let closed = session.close(to.writer())?;
+        if let To::Dir(dir) = to {
+            dir.closed(closed);
+        }
+        Ok(())
     }
 }
 
@@ -115,15 +124,18 @@ impl EventSink for Transcript<'_> {
         let same = self.session.as_ref().is_some_and(|s| s.is(e));
         if !same {
             self.end_session()?;
-            let session = Session::open(e, self.out())?;
-            self.session = Some(session);
+            let to = self.to.as_mut().expect("no event after finish");
+            if let To::Dir(dir) = to {
+                dir.begin(e.agent, &e.session_id)?;
+            }
+            self.session = Some(Session::open(e, to.writer())?);
         }
         let session = self.session.as_mut().expect("opened above");
         if e.copied {
             session.copied += 1;
             return Ok(());
         }
-        let out = self.out.as_mut().expect("no event after finish");
+        let out = self.to.as_mut().expect("no event after finish").writer();
         session.note_copies(out)?;
         session.observe(e);
         let note = match &e.payload {
@@ -160,10 +172,12 @@ impl EventSink for Transcript<'_> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.end_session()?;
-        let out = self.out.take().expect("finish is called once");
-        match out.into_inner().map_err(io::IntoInnerError::into_error)? {
-            Out::Stream(mut w) => w.flush(),
-            Out::File(f) => f.commit(),
+        match self.to.take().expect("finish is called once") {
+            To::One(out) => match out.into_inner().map_err(io::IntoInnerError::into_error)? {
+                Out::Stream(mut w) => w.flush(),
+                Out::File(f) => f.commit(),
+            },
+            To::Dir(dir) => dir.finish(),
         }
     }
 }

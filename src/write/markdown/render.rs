@@ -13,10 +13,30 @@ const FOLD_BYTES: usize = 2000;
 /// Longest key argument shown on a tool call's line.
 const KEY_CHARS: usize = 120;
 
+/// What a finished session's index line says.
+pub struct Closed {
+    pub agent: Agent,
+    pub id: String,
+    pub cwd: Option<String>,
+    pub started: Option<DateTime<Utc>>,
+    pub ended: Option<DateTime<Utc>>,
+    pub prompts: u64,
+    pub tool_calls: u64,
+    pub output_tokens: u64,
+}
+
+impl Closed {
+    /// Minutes from the first event to the last.
+    pub fn minutes(&self) -> Option<i64> {
+        Some((self.ended? - self.started?).num_minutes())
+    }
+}
+
 /// The session being written, and what its closing line will say.
 pub struct Session {
     agent: Agent,
     id: String,
+    cwd: Option<String>,
     started: Option<DateTime<Utc>>,
     ended: Option<DateTime<Utc>>,
     prompts: u64,
@@ -46,6 +66,7 @@ impl Session {
         Ok(Session {
             agent: e.agent,
             id: e.session_id.clone(),
+            cwd: e.context.cwd.clone(),
             started: e.timestamp,
             ended: e.timestamp,
             prompts: 0,
@@ -73,6 +94,9 @@ impl Session {
 
     /// Counts an event of the session for its closing line.
     pub fn observe(&mut self, e: &Event) {
+        if self.cwd.is_none() {
+            self.cwd.clone_from(&e.context.cwd);
+        }
         if let Some(t) = e.timestamp {
             self.started = Some(self.started.map_or(t, |s| s.min(t)));
             self.ended = Some(self.ended.map_or(t, |s| s.max(t)));
@@ -89,19 +113,27 @@ impl Session {
         }
     }
 
-    /// Writes the closing line.
-    pub fn close(self, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
-        let duration = match (self.started, self.ended) {
-            (Some(s), Some(e)) => format!(" over {} min", (e - s).num_minutes()),
-            _ => String::new(),
+    /// Writes the closing line; gives what an index says of the session.
+    pub fn close(self, out: &mut (impl Write + ?Sized)) -> io::Result<Closed> {
+        let closed = Closed {
+            agent: self.agent,
+            id: self.id,
+            cwd: self.cwd,
+            started: self.started,
+            ended: self.ended,
+            prompts: self.prompts,
+            tool_calls: self.tool_calls,
+            output_tokens: self.usage.output_tokens,
         };
+        let duration = closed.minutes().map(|m| format!(" over {m} min")).unwrap_or_default();
         writeln!(
             out,
             "*{} prompts, {} tool calls{duration}; {}.*\n\n---\n",
-            self.prompts,
-            self.tool_calls,
+            closed.prompts,
+            closed.tool_calls,
             super::usage_line(&self.usage)
-        )
+        )?;
+        Ok(closed)
     }
 }
 
@@ -299,7 +331,7 @@ fn escape_html(text: &str) -> String {
 }
 
 /// Text on one line that Markdown shows as it is.
-fn escape_line(text: &str) -> String {
+pub fn escape_line(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
     for c in text.chars() {
         if "\\`*_[]<>#|~!&".contains(c) {
