@@ -303,9 +303,24 @@ fn markdown_into_a_directory_gives_each_session_a_file_and_an_index_that_links_t
     let mut linked: Vec<String> = links.iter().map(|l| (*l).to_owned()).collect();
     linked.sort();
     assert_eq!(linked, files);
-    let sessions: std::collections::HashSet<(&str, &str)> =
+    // Sessions with nothing to show get no file, and the index counts them.
+    use agentlog::model::MetaType;
+    let shown = |e: &&agentlog::model::Event| {
+        !e.copied
+            && match &e.payload {
+                Payload::Meta(m) => {
+                    matches!(m.meta_type, MetaType::Compaction | MetaType::Interrupt | MetaType::Rollback)
+                }
+                _ => true,
+            }
+    };
+    let all: std::collections::HashSet<(&str, &str)> =
         events.iter().map(|e| (e.agent.as_str(), e.session_id.as_str())).collect();
-    assert!(files.len() >= sessions.len(), "{} files for {} sessions", files.len(), sessions.len());
+    let with_something: std::collections::HashSet<(&str, &str)> =
+        events.iter().filter(shown).map(|e| (e.agent.as_str(), e.session_id.as_str())).collect();
+    let empty = all.len() - with_something.len();
+    assert!(empty > 0 && index.contains(&format!("*{empty} more sessions have nothing to show")), "{empty}: {index}");
+    assert!(files.len() >= with_something.len(), "{} files for {} sessions", files.len(), with_something.len());
     // Each prompt is in a file of its session.
     let texts: Vec<String> = files.iter().map(|f| std::fs::read_to_string(root.join(f)).unwrap()).collect();
     for e in events.iter().filter(|e| !e.copied && !e.injected) {

@@ -19,17 +19,30 @@ pub struct Dir {
     /// File names given so far: a session met again after others continues in a file of its
     /// own (`…-2.md`).
     used: HashSet<String>,
+    /// Sessions given a file, and sessions met with nothing to show (only metadata, or only
+    /// events copied from another): those never given a file are counted in the index.
+    shown: HashSet<(Agent, String)>,
+    empty: HashSet<(Agent, String)>,
 }
 
 impl Dir {
     /// An empty directory output under `root`.
     pub fn new(root: &Path) -> Self {
-        Dir { root: root.to_owned(), current: None, done: Vec::new(), closed: Vec::new(), used: HashSet::new() }
+        Dir {
+            root: root.to_owned(),
+            current: None,
+            done: Vec::new(),
+            closed: Vec::new(),
+            used: HashSet::new(),
+            shown: HashSet::new(),
+            empty: HashSet::new(),
+        }
     }
 
     /// Starts the file of a session.
     pub fn begin(&mut self, agent: Agent, session_id: &str) -> io::Result<()> {
         self.close_current()?;
+        self.shown.insert((agent, session_id.to_owned()));
         let relative = format!("{}/{}", agent.as_str(), session_file_name(agent, session_id, "md", &mut self.used));
         let file = AtomicFile::create(&self.root.join(&relative))?;
         self.current = Some((BufWriter::with_capacity(256 * 1024, file), relative));
@@ -47,6 +60,11 @@ impl Dir {
         self.closed.push((session, path));
     }
 
+    /// Notes a session met with nothing to show.
+    pub fn nothing_to_show(&mut self, agent: Agent, session_id: &str) {
+        self.empty.insert((agent, session_id.to_owned()));
+    }
+
     fn close_current(&mut self) -> io::Result<()> {
         if let Some((writer, _)) = self.current.take() {
             let file = writer.into_inner().map_err(io::IntoInnerError::into_error)?;
@@ -60,6 +78,14 @@ impl Dir {
         self.close_current()?;
         let mut index = BufWriter::new(AtomicFile::create(&self.root.join("index.md"))?);
         write_index(&mut self.closed, &mut index)?;
+        let empty = self.empty.difference(&self.shown).count();
+        if empty > 0 {
+            let what = if empty == 1 { "session has" } else { "sessions have" };
+            writeln!(
+                index,
+                "*{empty} more {what} nothing to show (only metadata, or only events replayed from another session) and no file.*"
+            )?;
+        }
         let index = index.into_inner().map_err(io::IntoInnerError::into_error)?;
         self.done.push(index.close()?);
         Pending::rename_all(self.done)

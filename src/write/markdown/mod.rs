@@ -4,7 +4,8 @@
 //! and the assistant's text as sections, each tool call together with its output (matched by
 //! call id), reasoning folded, injected context folded and labelled, compaction as a visible
 //! boundary, and a closing line with duration, tool calls and token usage. Events copied from
-//! an earlier session (resume, fork) are not repeated. Everything comes from the unified
+//! an earlier session (resume, fork) are not repeated, and a session with nothing to show
+//! (only metadata, or only such copies) gets no section. Everything comes from the unified
 //! model: nothing here knows an agent.
 //!
 //! The output is CommonMark/GFM whatever the content: text from tools sits in code fences
@@ -51,7 +52,7 @@ impl Writer for Markdown {
         }
         let to = match target {
             Target::Stream(out) => To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out))),
-            Target::Path(path) if is_directory_target(&path) => To::Dir(Dir::new(&path)),
+            Target::Path(path) if is_directory_target(&path) => To::Dir(Box::new(Dir::new(&path))),
             Target::Path(path) => To::One(BufWriter::with_capacity(256 * 1024, Out::File(AtomicFile::create(&path)?))),
         };
         Ok(Box::new(Transcript { to: Some(to), session: None, pending: Pending::default(), last_note: None }))
@@ -83,7 +84,7 @@ impl Write for Out<'_> {
 /// One document, or a file per session.
 enum To<'w> {
     One(BufWriter<Out<'w>>),
-    Dir(Dir),
+    Dir(Box<Dir>),
 }
 
 /// Renders events as they come, one session after another.
@@ -110,6 +111,12 @@ impl Transcript<'_> {
     fn end_session(&mut self) -> io::Result<()> {
         let Some(session) = self.session.take() else { return Ok(()) };
         let to = self.to.as_mut().expect("no event after finish");
+        if !session.opened {
+            if let To::Dir(dir) = to {
+                dir.nothing_to_show(session.agent(), session.id());
+            }
+            return Ok(());
+        }
         self.pending.flush(to.writer())?;
         let closed = session.close(to.writer())?;
         if let To::Dir(dir) = to {
@@ -124,19 +131,13 @@ impl EventSink for Transcript<'_> {
         let same = self.session.as_ref().is_some_and(|s| s.is(e));
         if !same {
             self.end_session()?;
-            let to = self.to.as_mut().expect("no event after finish");
-            if let To::Dir(dir) = to {
-                dir.begin(e.agent, &e.session_id)?;
-            }
-            self.session = Some(Session::open(e, to.writer())?);
+            self.session = Some(Session::new(e));
         }
-        let session = self.session.as_mut().expect("opened above");
+        let session = self.session.as_mut().expect("begun above");
         if e.copied {
             session.copied += 1;
             return Ok(());
         }
-        let out = self.to.as_mut().expect("no event after finish").writer();
-        session.note_copies(out)?;
         session.observe(e);
         let note = match &e.payload {
             Payload::Meta(m) => match m.meta_type {
@@ -147,6 +148,16 @@ impl EventSink for Transcript<'_> {
             },
             _ => None,
         };
+        // Something to show: the session's file and header come first.
+        let to = self.to.as_mut().expect("no event after finish");
+        if !session.opened {
+            if let To::Dir(dir) = to {
+                dir.begin(e.agent, &e.session_id)?;
+            }
+            session.open(e, to.writer())?;
+        }
+        let out = to.writer();
+        session.note_copies(out)?;
         if let Some((meta_type, text)) = note {
             if self.last_note == Some(meta_type) {
                 return Ok(());

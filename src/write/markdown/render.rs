@@ -45,25 +45,14 @@ pub struct Session {
     /// Events copied from an earlier session, not repeated.
     pub copied: u64,
     copies_noted: bool,
+    /// Whether its header is written: not before it has something to show.
+    pub opened: bool,
 }
 
 impl Session {
-    /// Writes the header of the session `e` belongs to.
-    pub fn open(e: &Event, out: &mut (impl Write + ?Sized)) -> io::Result<Self> {
-        writeln!(out, "## Session {}\n", code_span(&e.session_id))?;
-        let version = e.context.agent_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
-        writeln!(out, "- agent: {}{}", e.agent.as_str(), escape_line(&version))?;
-        let fields = [("model", &e.context.model), ("directory", &e.context.cwd), ("branch", &e.context.git_branch)];
-        for (name, value) in fields {
-            if let Some(value) = value {
-                writeln!(out, "- {name}: {}", code_span(value))?;
-            }
-        }
-        if let Some(t) = e.timestamp {
-            writeln!(out, "- started: {}", t.format("%Y-%m-%d %H:%M:%S UTC"))?;
-        }
-        writeln!(out)?;
-        Ok(Session {
+    /// The session `e` belongs to, nothing written yet.
+    pub fn new(e: &Event) -> Self {
+        Session {
             agent: e.agent,
             id: e.session_id.clone(),
             cwd: e.context.cwd.clone(),
@@ -74,7 +63,36 @@ impl Session {
             usage: UsageTotals::default(),
             copied: 0,
             copies_noted: false,
-        })
+            opened: false,
+        }
+    }
+
+    /// Writes the header, with the context of `e`, its first event to show.
+    pub fn open(&mut self, e: &Event, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+        self.opened = true;
+        writeln!(out, "## Session {}\n", code_span(&e.session_id))?;
+        let version = e.context.agent_version.as_deref().map(|v| format!(" {v}")).unwrap_or_default();
+        writeln!(out, "- agent: {}{}", e.agent.as_str(), escape_line(&version))?;
+        let fields = [("model", &e.context.model), ("directory", &e.context.cwd), ("branch", &e.context.git_branch)];
+        for (name, value) in fields {
+            if let Some(value) = value {
+                writeln!(out, "- {name}: {}", code_span(value))?;
+            }
+        }
+        if let Some(t) = self.started {
+            writeln!(out, "- started: {}", t.format("%Y-%m-%d %H:%M:%S UTC"))?;
+        }
+        writeln!(out)
+    }
+
+    /// The agent of the session.
+    pub fn agent(&self) -> Agent {
+        self.agent
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
     }
 
     /// Whether `e` belongs to this session.
