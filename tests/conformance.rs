@@ -339,3 +339,46 @@ fn markdown_into_a_directory_gives_each_session_a_file_and_an_index_that_links_t
         }
     }
 }
+
+#[test]
+fn markdown_shows_edits_as_diffs_and_plans_as_checklists() {
+    use agentlog::model::Payload;
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    let events = corpus_events();
+    let text = markdown(&events);
+    let mut diffs: Vec<String> = Vec::new();
+    let mut block: Option<String> = None;
+    for event in Parser::new(&text) {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) if &*info == "diff" => {
+                block = Some(String::new())
+            }
+            Event::Text(t) if block.is_some() => block.as_mut().unwrap().push_str(&t),
+            Event::End(TagEnd::CodeBlock) => diffs.extend(block.take()),
+            _ => {}
+        }
+    }
+    let added: std::collections::HashSet<&str> = diffs
+        .iter()
+        .flat_map(|d| d.lines())
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .map(|l| &l[1..])
+        .collect();
+    let mut edits = 0;
+    for e in events.iter().filter(|e| !e.copied) {
+        let Payload::ToolCall(c) = &e.payload else { continue };
+        let Some(input) = c.input.as_ref().and_then(|i| serde_json::from_str::<serde_json::Value>(i.get()).ok()) else {
+            continue;
+        };
+        if let (Some(old), Some(new)) = (input["old_string"].as_str(), input["new_string"].as_str()) {
+            // Every line the edit adds is a `+` line of a diff.
+            let old: std::collections::HashSet<&str> = old.lines().collect();
+            for line in new.lines().filter(|l| !old.contains(l)) {
+                assert!(added.contains(line), "{} line {}: {line:?} not in a diff", e.source.file, e.source.line);
+            }
+            edits += 1;
+        }
+    }
+    assert!(edits > 20, "{edits} edits");
+    assert!(text.contains("\n- [x] ") && text.contains("\n- [ ] "), "plans as checklists");
+}

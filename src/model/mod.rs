@@ -40,6 +40,7 @@ mod interchange;
 mod json;
 mod session;
 pub(crate) mod time;
+mod tools;
 
 #[cfg(test)]
 mod schema;
@@ -54,6 +55,7 @@ pub use interchange::{Document, Header, Producer, SessionEntry};
 pub(crate) use json::has_line_break;
 pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
 pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};
+pub use tools::{ToolFamily, mcp_server};
 
 /// Version of the unified event and interchange schemas written by this build.
 pub const SCHEMA_VERSION: &str = "1.0";

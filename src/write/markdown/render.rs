@@ -4,7 +4,9 @@ use std::io::{self, Write};
 
 use chrono::{DateTime, Utc};
 
-use crate::model::{Agent, Event, MetaType, Payload, Reasoning, Role, ToolCall, ToolOutput, UsageTotals};
+use crate::model::{
+    Agent, Event, MetaType, Payload, Reasoning, Role, ToolCall, ToolFamily, ToolOutput, UsageTotals, mcp_server,
+};
 
 /// Tool outputs longer than this many lines, or bytes, are folded.
 const FOLD_LINES: usize = 20;
@@ -231,8 +233,14 @@ fn exchange(call: Option<&ToolCall>, output: Option<&ToolOutput>, out: &mut (imp
     let input =
         call.and_then(|c| c.input.as_ref()).and_then(|j| serde_json::from_str::<serde_json::Value>(j.get()).ok());
     let key = input.as_ref().and_then(key_argument).map(|k| format!(": {}", code_span(&k))).unwrap_or_default();
-    writeln!(out, "**Tool** {}{key}\n", code_span(name))?;
+    let family = ToolFamily::of(name);
+    let label = match mcp_server(name) {
+        Some(server) => format!("MCP {}", escape_line(server)),
+        None => family.label().to_owned(),
+    };
+    writeln!(out, "**{label}** {}{key}\n", code_span(name))?;
     if let Some(call) = call {
+        shown(family, input.as_ref(), call.input_text.as_deref(), out)?;
         let input = match (&input, &call.input, &call.input_text) {
             (Some(value), _, _) => serde_json::to_string_pretty(value).unwrap_or_default(),
             (None, Some(json), _) => json.get().to_owned(),
@@ -256,6 +264,55 @@ fn exchange(call: Option<&ToolCall>, output: Option<&ToolOutput>, out: &mut (imp
     } else {
         writeln!(out, "*{label}*\n")?;
         fence(&output.text, "", out)
+    }
+}
+
+/// What a call does, shown as it reads best: edits as unified diffs, plans as checklists.
+fn shown(
+    family: ToolFamily,
+    input: Option<&serde_json::Value>,
+    text: Option<&str>,
+    out: &mut (impl Write + ?Sized),
+) -> io::Result<()> {
+    let str_at = |v: &serde_json::Value, k: &str| v.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+    match (family, input) {
+        (ToolFamily::Edit, Some(input)) => {
+            let path = str_at(input, "file_path").unwrap_or_default();
+            let mut edits: Vec<(String, String)> = Vec::new();
+            if let (Some(old), Some(new)) = (str_at(input, "old_string"), str_at(input, "new_string")) {
+                edits.push((old, new));
+            }
+            for edit in input.get("edits").and_then(serde_json::Value::as_array).into_iter().flatten() {
+                if let (Some(old), Some(new)) = (str_at(edit, "old_string"), str_at(edit, "new_string")) {
+                    edits.push((old, new));
+                }
+            }
+            let patch = str_at(input, "input").or_else(|| str_at(input, "patch"));
+            let mut diff = String::new();
+            for (old, new) in &edits {
+                let text = similar::TextDiff::from_lines(old.as_str(), new.as_str());
+                diff.push_str(&text.unified_diff().context_radius(3).header(&path, &path).to_string());
+            }
+            match (diff.is_empty(), patch) {
+                (false, _) => fence(&diff, "diff", out),
+                (true, Some(patch)) => fence(&patch, "diff", out),
+                (true, None) => Ok(()),
+            }
+        }
+        (ToolFamily::Edit, None) => text.map_or(Ok(()), |patch| fence(patch, "diff", out)),
+        (ToolFamily::Plan, Some(input)) => {
+            let items = input.get("todos").or_else(|| input.get("plan")).and_then(serde_json::Value::as_array);
+            for item in items.into_iter().flatten() {
+                let what = str_at(item, "content").or_else(|| str_at(item, "step")).unwrap_or_default();
+                let done = str_at(item, "status").is_some_and(|s| s == "completed");
+                writeln!(out, "- [{}] {}", if done { "x" } else { " " }, escape_line(&what))?;
+            }
+            if items.is_some_and(|i| !i.is_empty()) {
+                writeln!(out)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
