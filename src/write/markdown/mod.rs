@@ -20,7 +20,7 @@ mod render;
 
 use std::io::{self, BufWriter, Write};
 
-use crate::model::{Event, MetaType, Payload, Role, UsageTotals};
+use crate::model::{Event, MetaType, Payload, Role};
 use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, Writer, is_directory_target, unsupported};
 
 use files::Dir;
@@ -191,12 +191,4 @@ impl EventSink for Transcript<'_> {
             To::Dir(dir) => dir.finish(),
         }
     }
-}
-
-/// Token usage of a session's responses, as the closing line shows it.
-fn usage_line(usage: &UsageTotals) -> String {
-    format!(
-        "{} input, {} cache read, {} cache write, {} output tokens",
-        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens
-    )
 }

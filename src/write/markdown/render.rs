@@ -151,10 +151,18 @@ impl Session {
             "*{} prompts, {} tool calls{duration}; {}.*\n\n---\n",
             closed.prompts,
             closed.tool_calls,
-            super::usage_line(&self.usage)
+            usage_line(&self.usage)
         )?;
         Ok(closed)
     }
+}
+
+/// Token usage of a session's responses, as the closing line shows it.
+fn usage_line(usage: &UsageTotals) -> String {
+    format!(
+        "{} input, {} cache read, {} cache write, {} output tokens",
+        usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens
+    )
 }
 
 /// Tool calls waiting for their outputs.
