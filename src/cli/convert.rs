@@ -277,7 +277,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let written = match &plan.output {
         None => String::new(),
         Some(path) => match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => format!("; wrote {} ({})", path.display(), super::ls::human_size(m.len())),
+            Ok(m) if m.is_file() => format!("; wrote {} ({})", path.display(), super::report::human_size(m.len())),
             _ => format!("; output in {}", path.display()),
         },
     };

@@ -3,6 +3,8 @@
 use std::io::{self, Write};
 
 use agentlog::pipeline::{self, Item};
+
+use super::report::human_size;
 use serde::Serialize;
 
 /// How the listing is written.
@@ -73,36 +75,4 @@ pub fn write<'a>(items: impl Iterator<Item = &'a Item>, style: Style, out: &mut 
         }
     }
     out.flush()
-}
-
-/// A size for people: `512 B`, `2.9 kB`, `14.0 MB`, `1.2 GB` (powers of 1000).
-pub fn human_size(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["kB", "MB", "GB", "TB"];
-    if bytes < 1000 {
-        return format!("{bytes} B");
-    }
-    let mut value = bytes as f64 / 1000.0;
-    let mut unit = 0;
-    while value >= 999.95 && unit + 1 < UNITS.len() {
-        value /= 1000.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::human_size;
-
-    #[test]
-    fn sizes_for_people_round_to_one_decimal_in_powers_of_1000() {
-        assert_eq!(human_size(0), "0 B");
-        assert_eq!(human_size(999), "999 B");
-        assert_eq!(human_size(1000), "1.0 kB");
-        assert_eq!(human_size(2976), "3.0 kB");
-        assert_eq!(human_size(999_949), "999.9 kB");
-        assert_eq!(human_size(999_950), "1.0 MB");
-        assert_eq!(human_size(14_000_000), "14.0 MB");
-        assert_eq!(human_size(1_234_567_890), "1.2 GB");
-    }
 }

@@ -66,17 +66,14 @@ pub fn run(args: Args) -> Exit {
             #[cfg(feature = "arrow")]
             SchemaName::Arrow => {
                 if io::stdout().is_terminal() {
-                    let message = "refusing to write an Arrow IPC file to a terminal: redirect it, \
-                                   e.g. agentlog schema arrow > event.arrow"
-                        .to_owned();
-                    reporter.error(&CliError::Usage { message });
+                    reporter.error(&refused_on_terminal(
+                        "an Arrow IPC file",
+                        "redirect it, e.g. agentlog schema arrow > event.arrow",
+                    ));
                     return Exit::Usage;
                 }
-                let mut file = Vec::new();
-                let schema = agentlog::write::arrow::line_schema();
-                let written = arrow_ipc::writer::FileWriter::try_new(&mut file, &schema).and_then(|mut w| w.finish());
-                match written {
-                    Ok(()) => print(&file, &reporter),
+                match agentlog::write::arrow::line_schema_file() {
+                    Ok(file) => print(&file, &reporter),
                     Err(e) => {
                         reporter.error(&CliError::output(&None, io::Error::other(e)));
                         Exit::Output
@@ -105,6 +102,12 @@ pub fn run(args: Args) -> Exit {
             }
         }
     }
+}
+
+/// The usage error for binary output to a terminal: `what` would be written, `instead` says
+/// how to send it elsewhere.
+fn refused_on_terminal(what: &str, instead: &str) -> CliError {
+    CliError::Usage { message: format!("refusing to write {what} to a terminal: {instead}") }
 }
 
 /// Writes `bytes` to standard output; a reader that went away early is no error.
@@ -298,11 +301,10 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     }
     if args.output.is_none() && io::stdout().is_terminal() {
         if writer.binary() {
-            let message = format!(
-                "refusing to write {} bytes to a terminal: add -o FILE, or redirect standard output",
-                writer.name()
-            );
-            reporter.error(&CliError::Usage { message });
+            reporter.error(&refused_on_terminal(
+                &format!("{} bytes", writer.name()),
+                "add -o FILE, or redirect standard output",
+            ));
             return Exit::Usage;
         }
         if args.inputs.is_empty() {

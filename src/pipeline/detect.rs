@@ -152,18 +152,17 @@ pub fn peek(item: &Item) -> read::Peek {
     if let Ok(bytes) = open(&item.spec) {
         // At most SNIFF_BYTES of the first lines are held, however long they are.
         let mut lines = BufReader::new(bytes.take(SNIFF_BYTES));
-        let mut first = String::new();
-        if lines.read_line(&mut first).is_ok() {
-            let first = first.strip_prefix('\u{feff}').unwrap_or(&first);
-            if first.trim() == "{" {
+        let mut head = String::new();
+        if lines.read_line(&mut head).is_ok() {
+            let bom = if head.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
+            if head[bom..].trim() == "{" {
                 // A pretty-printed document: small, so looked at whole.
-                let mut rest = String::new();
-                if lines.read_to_string(&mut rest).is_ok()
-                    && let Ok(document) = serde_json::from_str::<serde_json::Value>(&format!("{first}{rest}"))
+                if lines.read_to_string(&mut head).is_ok()
+                    && let Ok(document) = serde_json::from_str::<serde_json::Value>(&head[bom..])
                 {
                     add(&document);
                 }
-            } else if !serde_json::from_str(first).is_ok_and(|record| add(&record)) {
+            } else if !serde_json::from_str(&head[bom..]).is_ok_and(|record| add(&record)) {
                 for line in lines.lines().take(SNIFF_LINES * 4).map_while(Result::ok) {
                     if serde_json::from_str(&line).is_ok_and(|record| add(&record)) {
                         break;

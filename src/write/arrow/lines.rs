@@ -99,6 +99,17 @@ fn merge(types: Vec<DataType>) -> DataType {
     merged.unwrap_or(DataType::Utf8)
 }
 
+/// [`line_schema`] as an Arrow IPC file without batches, which `pl.read_ipc_schema` and
+/// `pyarrow.ipc.open_file(…).schema` read.
+///
+/// # Errors
+/// Only on a bug (a schema the IPC writer rejects).
+pub fn line_schema_file() -> Result<Vec<u8>, arrow_schema::ArrowError> {
+    let mut file = Vec::new();
+    arrow_ipc::writer::FileWriter::try_new(&mut file, &line_schema())?.finish()?;
+    Ok(file)
+}
+
 /// The schema as a Spark SQL DDL string (`name TYPE, …`), for `spark.read.schema(…)`.
 pub fn spark_ddl(schema: &Schema) -> String {
     fn spark(t: &DataType) -> String {

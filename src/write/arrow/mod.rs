@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use crate::write::{EventSink, Options, Target, WriteError, Writer, sessions_beside, unsupported};
 
 pub use columns::{event_schema, plain, session_schema};
-pub use lines::{line_schema, spark_ddl};
+pub use lines::{line_schema, line_schema_file, spark_ddl};
 
 /// Rows per record batch.
 const BATCH_ROWS: usize = 8192;
