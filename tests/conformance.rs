@@ -382,3 +382,13 @@ fn markdown_shows_edits_as_diffs_and_plans_as_checklists() {
     assert!(edits > 20, "{edits} edits");
     assert!(text.contains("\n- [x] ") && text.contains("\n- [ ] "), "plans as checklists");
 }
+
+#[test]
+fn markdown_notes_a_compaction_that_opens_each_of_two_sessions() {
+    use agentlog::model::{Event, Meta, MetaType, Payload};
+    let compaction = |session: &str| {
+        Event::new(session.into(), Payload::Meta(Meta { meta_type: MetaType::Compaction, data: None, usage: None }))
+    };
+    let text = markdown(&[compaction("a"), compaction("b")]);
+    assert_eq!(text.matches("context compacted").count(), 2, "{text}");
+}

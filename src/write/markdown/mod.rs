@@ -109,6 +109,7 @@ impl<'w> To<'w> {
 impl Transcript<'_> {
     /// Ends the current session: its waiting calls, then its closing line.
     fn end_session(&mut self) -> io::Result<()> {
+        self.last_note = None;
         let Some(session) = self.session.take() else { return Ok(()) };
         let to = self.to.as_mut().expect("no event after finish");
         if !session.opened {

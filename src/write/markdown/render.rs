@@ -335,8 +335,9 @@ fn key_argument(input: &serde_json::Value) -> Option<String> {
         }
         other => other.to_string(),
     };
-    let mut short: String = text.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(KEY_CHARS).collect();
-    if short.len() < text.len() && text.chars().count() > KEY_CHARS {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut short: String = line.chars().take(KEY_CHARS).collect();
+    if short.len() < line.len() {
         short.push('…');
     }
     Some(short)
@@ -437,6 +438,16 @@ mod tests {
         assert_eq!(code_span("a `b` c"), "``a `b` c``");
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(code_span("two\nlines"), "`two lines`");
+    }
+
+    #[test]
+    fn key_arguments_are_cut_only_when_long() {
+        let call = |command: &str| serde_json::json!({ "command": command });
+        let spaced = format!("ls{}-la", " ".repeat(200));
+        assert_eq!(key_argument(&call(&spaced)).unwrap(), "ls -la");
+        let long = "x".repeat(KEY_CHARS + 1);
+        assert_eq!(key_argument(&call(&long)).unwrap(), format!("{}…", "x".repeat(KEY_CHARS)));
+        assert_eq!(key_argument(&serde_json::json!({ "command": ["git", "status"] })).unwrap(), "git status");
     }
 
     #[test]
