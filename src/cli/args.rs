@@ -137,6 +137,43 @@ pub struct ConvertArgs {
     /// recorded in DIR/.agentlog-manifest.json, and redo the sessions of the rest.
     #[arg(long)]
     pub incremental: bool,
+
+    /// Transcripts (markdown, html): show reasoning folded, in full, or not at all.
+    #[arg(long, value_enum, default_value_t = ReasoningArg::Folded, value_name = "HOW", help_heading = "Transcripts")]
+    pub reasoning: ReasoningArg,
+
+    /// Transcripts: fold tool outputs longer than this many lines.
+    #[arg(long, value_name = "N", default_value_t = 20, help_heading = "Transcripts")]
+    pub fold_lines: usize,
+
+    /// Transcripts: fold tool outputs longer than this many bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = 2000, help_heading = "Transcripts")]
+    pub fold_bytes: usize,
+
+    /// Transcripts: show images as placeholders (type and size), or embed inline PNG, JPEG, GIF
+    /// and WebP images as data.
+    #[arg(long, value_enum, default_value_t = ImagesArg::Placeholder, value_name = "HOW", help_heading = "Transcripts")]
+    pub images: ImagesArg,
+}
+
+/// `--reasoning`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReasoningArg {
+    /// Folded, to be opened.
+    Folded,
+    /// In full.
+    Full,
+    /// Left out.
+    Omit,
+}
+
+/// `--images`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImagesArg {
+    /// A placeholder naming the type and size.
+    Placeholder,
+    /// Embedded as data.
+    Embed,
 }
 
 /// `--shard K/N`.

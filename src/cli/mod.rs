@@ -17,6 +17,7 @@ use clap::CommandFactory;
 
 use agentlog::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
 use agentlog::pipeline::{self, InputError, InputSpec};
+use agentlog::write::transcript::{ImagesShown, ReasoningShown};
 use agentlog::{read, write};
 
 pub use args::Args;
@@ -329,7 +330,20 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     // More reading threads than cores only contend for them.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
-    let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1 };
+    let transcript = write::TranscriptOptions {
+        reasoning: match args.reasoning {
+            args::ReasoningArg::Folded => ReasoningShown::Folded,
+            args::ReasoningArg::Full => ReasoningShown::Full,
+            args::ReasoningArg::Omit => ReasoningShown::Omitted,
+        },
+        images: match args.images {
+            args::ImagesArg::Placeholder => ImagesShown::Placeholder,
+            args::ImagesArg::Embed => ImagesShown::Embedded,
+        },
+        fold_lines: args.fold_lines,
+        fold_bytes: args.fold_bytes,
+    };
+    let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1, transcript };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {
             message: "--incremental needs an output directory for one file per session: add -o DIR/".into(),

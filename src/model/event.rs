@@ -372,7 +372,8 @@ pub enum MetaType {
     Attachment,
     /// Typed-ahead input queued while the agent worked.
     QueueOperation,
-    /// A slash command or local command and its output.
+    /// A slash command or local command and its output; `data.text` holds the record's text,
+    /// and for a slash command `data.command` (`/model`) and `data.args` its name and arguments.
     Command,
     /// The user interrupted the agent.
     Interrupt,

@@ -11,10 +11,12 @@ pub mod arrow;
 pub mod encode;
 mod error;
 mod file;
+pub mod html;
 pub mod interchange;
 pub mod jsonl;
 pub mod markdown;
 mod sessions;
+pub mod transcript;
 
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -26,6 +28,7 @@ pub use error::WriteError;
 pub(crate) use file::forget_temporary;
 pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_temporary_files, temporary_path};
 pub use sessions::Sessions;
+pub use transcript::TranscriptOptions;
 
 /// Every writer agentlog has, in the order `--help` lists them.
 pub const WRITERS: &[&dyn Writer] = &[
@@ -36,6 +39,7 @@ pub const WRITERS: &[&dyn Writer] = &[
     &arrow::Arrow,
     &interchange::Interchange,
     &markdown::Markdown,
+    &html::Html,
 ];
 
 /// The writer an output file's extension chooses: the one that lists it (in any case), the
@@ -90,6 +94,8 @@ pub struct Options {
     /// Whether the writer may work on a thread of its own beside the caller's (the run has
     /// more than one job); the output is the same either way.
     pub parallel: bool,
+    /// What Markdown and HTML transcripts show.
+    pub transcript: TranscriptOptions,
 }
 
 /// An output format.

@@ -92,7 +92,15 @@ impl UserTurn {
             }
             TextClass::Marker(meta_type) => {
                 self.flush(head, false);
-                self.push(with(head, meta(meta_type, Json::from_value(&serde_json::json!({ "text": text })))));
+                let mut data = serde_json::json!({ "text": text });
+                if meta_type == MetaType::Command
+                    && let Some(name) = between(text, "<command-name>", "</command-name>")
+                {
+                    let name = name.trim();
+                    data["command"] = format!("/{}", name.trim_start_matches('/')).into();
+                    data["args"] = between(text, "<command-args>", "</command-args>").map(str::trim).into();
+                }
+                self.push(with(head, meta(meta_type, Json::from_value(&data))));
             }
             TextClass::ShellInput(command) => {
                 self.flush(head, false);
@@ -206,5 +214,25 @@ mod tests {
         );
         // Output cut off before its closing tag keeps what is there.
         assert_eq!(classify("<bash-stderr>denied", false), TextClass::ShellOutput { stdout: "", stderr: "denied" });
+    }
+
+    #[test]
+    fn a_slash_command_names_itself_and_its_arguments() {
+        let head = Event::new("s".into(), Payload::Message(Message::from_parts(Role::User, Vec::new())));
+        let data = |text: &str| {
+            let mut turn = UserTurn::default();
+            turn.text(&head, text, false);
+            let Payload::Meta(m) = &turn.events[0].payload else { panic!("not meta: {text}") };
+            serde_json::from_str::<serde_json::Value>(m.data.as_ref().unwrap().get()).unwrap()
+        };
+        let new = data(
+            "<command-message>model</command-message>\n<command-name>/model</command-name>\n<command-args>opus</command-args>",
+        );
+        assert_eq!((new["command"].as_str(), new["args"].as_str()), (Some("/model"), Some("opus")));
+        let old = data(
+            "<command-message>init is analyzing</command-message><command-name>init</command-name><command-args/>",
+        );
+        assert_eq!((old["command"].as_str(), old["args"].is_null()), (Some("/init"), true));
+        assert!(data("<local-command-stdout>ok</local-command-stdout>").get("command").is_none());
     }
 }

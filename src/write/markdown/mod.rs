@@ -1,30 +1,18 @@
-//! Markdown transcripts (`--to markdown`): what a person reads of a session.
-//!
-//! Per session: a header (agent, version, model, directory, branch, start), the user's prompts
-//! and the assistant's text as sections, each tool call together with its output (matched by
-//! call id), reasoning folded, injected context folded and labelled, compaction as a visible
-//! boundary, and a closing line with duration, tool calls and token usage. Events copied from
-//! an earlier session (resume, fork) are not repeated, and a session with nothing to show
-//! (only metadata, or only such copies) gets no section. Everything comes from the unified
-//! model: nothing here knows an agent.
-//!
-//! The output is CommonMark/GFM whatever the content: text from tools sits in code fences
-//! longer than any backtick run inside it, and a message that leaves a fence open has it closed.
-//! Memory: the tool calls waiting for their output, which are written at the latest when the
-//! next prompt or the session's end comes.
-//!
-//! `-o DIR/` gives each session a file and writes an index of them ([`files`]).
+//! Markdown transcripts (`--to markdown`): what a person reads of a session, as
+//! CommonMark/GFM whatever the content. What a transcript shows is [`crate::write::transcript`]'s;
+//! this module says how it looks in Markdown: text from tools in code fences longer than any
+//! backtick run inside it, a message that leaves a fence open has it closed, folded sections as
+//! `<details>`.
 
-mod files;
 mod render;
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, Write};
 
-use crate::model::{Event, MetaType, Payload, Role};
-use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, Writer, is_directory_target, unsupported};
+use crate::write::transcript::view::{Attachment, Exchange, Shown, output_label};
+use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, thousands};
+use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
-use files::Dir;
-use render::{Pending, Session};
+use render::{code_span, escape_line, fence, folded, markdown};
 
 /// The Markdown writer.
 pub struct Markdown;
@@ -47,149 +35,174 @@ impl Writer for Markdown {
     }
 
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
-        if !options.partition_by.is_empty() {
-            return Err(unsupported("--partition-by", self.name()));
-        }
-        let to = match target {
-            Target::Stream(out) => To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out))),
-            Target::Path(path) if is_directory_target(&path) => To::Dir(Box::new(Dir::new(&path))),
-            Target::Path(path) => To::One(BufWriter::with_capacity(256 * 1024, Out::File(AtomicFile::create(&path)?))),
-        };
-        Ok(Box::new(Transcript { to: Some(to), session: None, pending: Pending::default(), last_note: None }))
+        transcript::open(MarkdownStyle { images: options.transcript.images }, self.name(), target, options)
     }
 }
 
-/// Where a transcript goes.
-enum Out<'w> {
-    Stream(Box<dyn Write + Send + 'w>),
-    File(AtomicFile),
+/// How each section of a transcript looks in Markdown.
+struct MarkdownStyle {
+    images: ImagesShown,
 }
 
-impl Write for Out<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Out::Stream(w) => w.write(buf),
-            Out::File(f) => f.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Out::Stream(w) => w.flush(),
-            Out::File(f) => f.flush(),
-        }
-    }
-}
-
-/// One document, or a file per session.
-enum To<'w> {
-    One(BufWriter<Out<'w>>),
-    Dir(Box<Dir>),
-}
-
-/// Renders events as they come, one session after another.
-struct Transcript<'w> {
-    to: Option<To<'w>>,
-    session: Option<Session>,
-    pending: Pending,
-    /// The note last written, while nothing else followed it: a compaction is often several
-    /// records, and is shown once.
-    last_note: Option<MetaType>,
-}
-
-impl<'w> To<'w> {
-    fn writer(&mut self) -> &mut dyn Write {
-        match self {
-            To::One(out) => out,
-            To::Dir(dir) => dir.writer(),
-        }
-    }
-}
-
-impl Transcript<'_> {
-    /// Ends the current session: its waiting calls, then its closing line.
-    fn end_session(&mut self) -> io::Result<()> {
-        self.last_note = None;
-        let Some(session) = self.session.take() else { return Ok(()) };
-        let to = self.to.as_mut().expect("no event after finish");
-        if !session.opened {
-            if let To::Dir(dir) = to {
-                dir.nothing_to_show(session.agent(), session.id());
+impl MarkdownStyle {
+    fn attachments(&self, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
+        for a in attachments {
+            match a.data_url().filter(|_| self.images == ImagesShown::Embedded) {
+                Some(url) => writeln!(out, "![{}]({url})\n", a.what)?,
+                None => writeln!(out, "*{}*\n", escape_line(&a.placeholder()))?,
             }
-            return Ok(());
-        }
-        self.pending.flush(to.writer())?;
-        let closed = session.close(to.writer())?;
-        if let To::Dir(dir) = to {
-            dir.closed(closed);
         }
         Ok(())
     }
 }
 
-impl EventSink for Transcript<'_> {
-    fn event(&mut self, e: &Event) -> io::Result<()> {
-        let same = self.session.as_ref().is_some_and(|s| s.is(e));
-        if !same {
-            self.end_session()?;
-            self.session = Some(Session::new(e));
+impl Frame for MarkdownStyle {
+    fn open(&mut self, agent_id: &str, label: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
+        let label = label.map(|l| format!(": {l}")).unwrap_or_default();
+        writeln!(
+            out,
+            "<details><summary>subagent {}{}</summary>\n",
+            render::escape_html(agent_id),
+            render::escape_html(&label)
+        )?;
+        writeln!(out, "<blockquote>\n")
+    }
+
+    fn close(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "</blockquote>\n</details>\n")
+    }
+}
+
+impl Style for MarkdownStyle {
+    fn extension(&self) -> &'static str {
+        "md"
+    }
+
+    fn begin_document(&mut self, _title: &str, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn end_document(&mut self, _out: &mut dyn Write) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn header(&mut self, header: &Header, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "## {}\n", escape_line(&header.title()))?;
+        for (name, value, code) in header.fields() {
+            let value = if code { code_span(&value) } else { escape_line(&value) };
+            writeln!(out, "- {name}: {value}")?;
         }
-        let session = self.session.as_mut().expect("begun above");
-        if e.copied {
-            session.copied += 1;
+        writeln!(out)
+    }
+
+    fn end_session(&mut self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "---\n")
+    }
+
+    fn prompt(&mut self, text: &str, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "### User\n")?;
+        if !text.trim().is_empty() {
+            markdown(text, out)?;
+        }
+        self.attachments(attachments, out)
+    }
+
+    fn answer(&mut self, text: &str, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
+        if text.trim().is_empty() && attachments.is_empty() {
             return Ok(());
         }
-        session.observe(e);
-        let note = match &e.payload {
-            Payload::Meta(m) => match m.meta_type {
-                MetaType::Compaction => Some((m.meta_type, "context compacted")),
-                MetaType::Interrupt => Some((m.meta_type, "interrupted by the user")),
-                MetaType::Rollback => Some((m.meta_type, "turns rolled back")),
-                _ => return Ok(()),
-            },
-            _ => None,
+        writeln!(out, "### Assistant\n")?;
+        if !text.trim().is_empty() {
+            markdown(text, out)?;
+        }
+        self.attachments(attachments, out)
+    }
+
+    fn section(&mut self, label: &str, content: Content, fold: bool, out: &mut dyn Write) -> io::Result<()> {
+        let body = |out: &mut dyn Write| match content {
+            Content::Markdown(text) => markdown(text, out),
+            Content::Code(text, info) => fence(text, info, out),
         };
-        // Something to show: the session's file and header come first.
-        let to = self.to.as_mut().expect("no event after finish");
-        if !session.opened {
-            if let To::Dir(dir) = to {
-                dir.begin(e.agent, &e.session_id)?;
-            }
-            session.open(e, to.writer())?;
-        }
-        let out = to.writer();
-        session.note_copies(out)?;
-        if let Some((meta_type, text)) = note {
-            if self.last_note == Some(meta_type) {
-                return Ok(());
-            }
-            self.last_note = Some(meta_type);
-            return render::note(text, out);
-        }
-        self.last_note = None;
-        match &e.payload {
-            Payload::Message(m) if m.role == Role::User && !e.injected => {
-                self.pending.flush(out)?;
-                render::prompt(&m.text, out)
-            }
-            Payload::Message(m) if e.injected => render::injected(m.role, &m.text, out),
-            Payload::Message(m) if m.role == Role::Assistant => render::answer(&m.text, out),
-            Payload::Message(m) => render::injected(m.role, &m.text, out),
-            Payload::Reasoning(r) => render::reasoning(r, out),
-            Payload::ToolCall(c) => self.pending.call(c, out),
-            Payload::ToolOutput(o) => self.pending.output(o, out),
-            Payload::Meta(_) => Ok(()),
+        if fold {
+            folded(label, body, out)
+        } else {
+            writeln!(out, "*{}*\n", escape_line(label))?;
+            body(out)
         }
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        self.end_session()?;
-        match self.to.take().expect("finish is called once") {
-            To::One(out) => match out.into_inner().map_err(io::IntoInnerError::into_error)? {
-                Out::Stream(mut w) => w.flush(),
-                Out::File(f) => f.commit(),
-            },
-            To::Dir(dir) => dir.finish(),
+    fn note(&mut self, text: &str, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "*— {} —*\n", escape_line(text))
+    }
+
+    fn command(&mut self, text: &str, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "**command** {}\n", code_span(text))
+    }
+
+    fn exchange(&mut self, x: &Exchange, fold: bool, out: &mut dyn Write) -> io::Result<()> {
+        let key = x.key.as_deref().map(|k| format!(": {}", code_span(k))).unwrap_or_default();
+        writeln!(out, "**{}** {}{key}\n", escape_line(&x.label), code_span(x.name))?;
+        match &x.shown {
+            Some(Shown::Diff(diff)) => fence(diff, "diff", out)?,
+            Some(Shown::Checklist(items)) => {
+                for (done, what) in items {
+                    writeln!(out, "- [{}] {}", if *done { "x" } else { " " }, escape_line(what))?;
+                }
+                writeln!(out)?;
+            }
+            None => {}
         }
+        if let Some((input, json)) = &x.input {
+            folded("input", |out| fence(input, if *json { "json" } else { "" }, out), out)?;
+        }
+        let Some(output) = x.output else {
+            return self.note("no output recorded", out);
+        };
+        let label = output_label(output);
+        if output.text.is_empty() {
+            writeln!(out, "*{label}*\n")?;
+        } else if fold {
+            folded(&label, |out| fence(&output.text, "", out), out)?;
+        } else {
+            writeln!(out, "*{label}*\n")?;
+            fence(&output.text, "", out)?;
+        }
+        self.attachments(&transcript::view::attachments(&output.parts), out)
+    }
+
+    fn index(&mut self, sessions: &[Listed], empty: usize, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "# Sessions\n")?;
+        let mut project: Option<&str> = None;
+        for s in sessions {
+            let cwd = s.summary.cwd.as_deref().unwrap_or("(no directory)");
+            if project != Some(cwd) {
+                project = Some(cwd);
+                writeln!(out, "\n## {}\n", escape_line(cwd))?;
+                writeln!(out, "| started | session | agent | minutes | prompts | tool calls | tokens |")?;
+                writeln!(out, "|---|---|---|--:|--:|--:|--:|")?;
+            }
+            let started =
+                s.summary.started_at.map_or_else(|| "-".to_owned(), |t| t.format("%Y-%m-%d %H:%M").to_string());
+            let minutes = s.minutes().map_or_else(|| "-".to_owned(), |m| m.to_string());
+            let title = s.summary.title.as_deref().unwrap_or(&s.summary.session_id);
+            let title = transcript::view::one_line(title, 80);
+            let link = format!("[{}](<{}>)", escape_line(&title).replace('|', "\\|"), s.path.replace('>', "%3E"));
+            writeln!(
+                out,
+                "| {started} | {link} | {} | {minutes} | {} | {} | {} |",
+                s.summary.agent.as_str(),
+                thousands(s.prompts),
+                thousands(s.summary.counts.tool_calls),
+                thousands(s.summary.usage.total_tokens)
+            )?;
+        }
+        if empty > 0 {
+            let what = if empty == 1 { "session has" } else { "sessions have" };
+            writeln!(
+                out,
+                "\n*{empty} more {what} nothing to show (only metadata, or only events replayed from another session) and no file.*"
+            )?;
+        }
+        Ok(())
     }
 }
