@@ -282,6 +282,31 @@ fn a_subagent_read_after_its_session_goes_back_under_its_call() {
     assert!(at("subagent answer") < at("main thread goes on"), "{md}");
 }
 
+#[test]
+fn a_session_whose_subagent_file_comes_after_another_session_is_still_one_transcript() {
+    // Name order reads the session, then another session, then the first one's subagent.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    copy_tree(&common::own_corpus().join("claude/subagents-2.0"), &project);
+    std::fs::copy(common::own_corpus().join("claude/user-and-assistant-text.jsonl"), project.join("9000.jsonl"))
+        .unwrap();
+    for jobs in ["1", "2"] {
+        let out = dir.path().join(format!("out-{jobs}/"));
+        convert(&[&project.display().to_string(), "-o", &out.display().to_string(), "--to", "md", "-j", jobs]);
+        let files: Vec<PathBuf> = walkdir::WalkDir::new(out.join("claude-code"))
+            .into_iter()
+            .map(|e| e.unwrap().into_path())
+            .filter(|p| p.is_file())
+            .collect();
+        assert_eq!(files.len(), 2, "one file per session: {files:?}");
+        let main = std::fs::read_to_string(out.join("claude-code/claude-code-8b000000-0000-4000-8000-000000000009.md"))
+            .unwrap();
+        let call = main.find("**subagent** `Task`").expect("the spawning call");
+        let folded = main.find("<details><summary>subagent a1b2c3d").expect("the subagent");
+        assert!(call < folded, "{main}");
+    }
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
@@ -378,4 +403,23 @@ fn html_transcripts_run_nothing_in_a_real_browser() {
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("browser checks passed"), "{stdout}");
     assert_eq!(stdout.matches("nothing ran").count(), pages.len() + 1, "{stdout}");
+}
+
+/// Every prompt and assistant text that claude-code-log (from PyPI) renders for a session of
+/// the shared corpus is in agentlog's Markdown and HTML transcripts of it
+/// (`tests/independent/compare_claude_code_log.py`, which names the differences by design).
+#[test]
+fn every_text_claude_code_log_renders_is_in_our_transcripts() {
+    let Some(shared) = common::shared_corpus() else { return };
+    if !common::python_has("claude_code_log") {
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/compare_claude_code_log.py");
+    let agentlog = assert_cmd::cargo::cargo_bin!("agentlog");
+    let out = Command::new("python3").arg(script).arg(agentlog).arg(shared.join("claude")).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let summary = stdout.lines().last().unwrap_or_default();
+    let checked: u64 = summary.split(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    assert!(checked > 500 && summary.contains(", 0 missing"), "{summary}");
 }

@@ -134,6 +134,10 @@ impl Destination for ToSink<'_, '_> {
         }
         Ok(())
     }
+
+    fn end_group(&mut self) -> io::Result<()> {
+        self.sink.end_group()
+    }
 }
 
 /// The groups an incremental run redoes: those with an input changed since the manifest was

@@ -190,6 +190,17 @@ pub trait EventSink {
         None
     }
 
+    /// Called after the inputs of each group (files that share reader state, among them every
+    /// file of a session): no later event belongs to a session met before. A sink that holds
+    /// sessions until they are complete may write them here; a caller that does not know its
+    /// groups need not call it, and such a sink then writes them at [`EventSink::finish`].
+    ///
+    /// # Errors
+    /// When writing fails.
+    fn end_group(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+
     /// Called after the events of each input, with the lines it had and the problems met.
     ///
     /// # Errors

@@ -52,6 +52,11 @@ pub trait Destination {
 
     /// After an input, with what reading it gave.
     fn end(&mut self, outcome: Outcome) -> io::Result<()>;
+
+    /// After the last input of a group: no later event belongs to a session met before.
+    fn end_group(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Reads a group's inputs in order into `dest`.
@@ -332,7 +337,7 @@ pub fn run(
 ) -> io::Result<()> {
     let readers = settings.threads();
     if readers <= 1 {
-        return groups.iter().try_for_each(|group| read_group(group, dest, settings));
+        return groups.iter().try_for_each(|group| read_group(group, dest, settings).and_then(|()| dest.end_group()));
     }
     let (senders, receivers): (Vec<_>, Vec<_>) = groups
         .iter()
@@ -386,7 +391,8 @@ pub fn run(
             })?;
             // The channel is closed: the group's reader is done with it.
             let last = lasts[i].lock().map_err(|_| io::Error::other("a reading thread panicked"))?.take();
-            last.map_or(Ok(()), |spill| spill.deliver(dest))
+            last.map_or(Ok(()), |spill| spill.deliver(dest))?;
+            dest.end_group()
         });
         // Stopping the claims and dropping the receivers stops the readers, also on error.
         claims.update(|s| s.stopped = true);

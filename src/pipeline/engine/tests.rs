@@ -34,6 +34,11 @@ impl Destination for Record {
         self.0.push(format!("end {}", outcome.name));
         Ok(())
     }
+
+    fn end_group(&mut self) -> io::Result<()> {
+        self.0.push("end group".into());
+        Ok(())
+    }
 }
 
 fn encoded(text: &str, session: &str) -> Message {
@@ -135,6 +140,41 @@ fn a_bug_met_in_one_input_fails_that_input_only() {
         assert!(matches!(&results[0], Err(e) if e.contains("a broken invariant")), "{results:?}");
         assert!(matches!(results[1], Ok(n) if n > 0), "{results:?}");
         assert!(results[2].is_err(), "{results:?}");
+    }
+}
+
+#[test]
+fn each_group_ends_after_its_last_input_on_any_number_of_threads() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/corpus/codex/");
+    let item = |name: &str| Item {
+        spec: InputSpec::File(format!("{dir}{name}")),
+        size: 0,
+        reader: read::reader("codex").unwrap(),
+        told: true,
+        forced: false,
+        unchanged: false,
+    };
+    let groups = vec![
+        Group { items: vec![item("tool-outputs.jsonl"), item("token-accounting.jsonl")], key: "a".into() },
+        Group { items: vec![item("unknown-types.jsonl")], key: "b".into() },
+    ];
+    for readers in [1, 2] {
+        let mut record = Record::default();
+        run(&groups, &mut record, &Settings::new(readers, 1 << 20).unwrap(), None).unwrap();
+        let marks: Vec<&str> =
+            record.0.iter().map(String::as_str).filter(|m| m.starts_with("end") || m.starts_with("begin")).collect();
+        let name = |n: &str| format!("{dir}{n}");
+        let expected = [
+            format!("begin {}", name("tool-outputs.jsonl")),
+            format!("end {}", name("tool-outputs.jsonl")),
+            format!("begin {}", name("token-accounting.jsonl")),
+            format!("end {}", name("token-accounting.jsonl")),
+            "end group".into(),
+            format!("begin {}", name("unknown-types.jsonl")),
+            format!("end {}", name("unknown-types.jsonl")),
+            "end group".into(),
+        ];
+        assert_eq!(marks, expected, "{readers} readers");
     }
 }
 

@@ -50,7 +50,7 @@ struct HtmlStyle {
 impl HtmlStyle {
     fn attachments(&self, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
         for a in attachments {
-            match a.data_url().filter(|_| self.images == ImagesShown::Embedded) {
+            match (self.images == ImagesShown::Embedded).then(|| a.data_url()).flatten() {
                 Some(url) => writeln!(out, "<img class=\"embedded\" alt=\"{}\" src=\"{url}\">", a.what)?,
                 None => writeln!(out, "<p class=\"attachment\">{}</p>", escaped(&a.placeholder()))?,
             }

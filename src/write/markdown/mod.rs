@@ -47,7 +47,7 @@ struct MarkdownStyle {
 impl MarkdownStyle {
     fn attachments(&self, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
         for a in attachments {
-            match a.data_url().filter(|_| self.images == ImagesShown::Embedded) {
+            match (self.images == ImagesShown::Embedded).then(|| a.data_url()).flatten() {
                 Some(url) => writeln!(out, "![{}]({url})\n", a.what)?,
                 None => writeln!(out, "*{}*\n", escape_line(&a.placeholder()))?,
             }

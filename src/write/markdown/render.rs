@@ -33,7 +33,7 @@ pub fn markdown(text: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
 
 /// Text in a fenced code block whose fence is longer than any backtick run in it.
 pub fn fence(text: &str, info: &str, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
-    let ticks = "`".repeat(longest_run(text, '`').max(2) + 1);
+    let ticks = "`".repeat(longest_ticks(text).max(2) + 1);
     writeln!(out, "{ticks}{info}")?;
     out.write_all(text.as_bytes())?;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -56,16 +56,21 @@ pub fn folded(
 /// Inline code holding any text on one line.
 pub fn code_span(text: &str) -> String {
     let line = text.replace(['\n', '\r'], " ");
-    let ticks = "`".repeat(longest_run(&line, '`') + 1);
+    let ticks = "`".repeat(longest_ticks(&line) + 1);
     let pad = if line.starts_with('`') || line.ends_with('`') || line.is_empty() { " " } else { "" };
     format!("{ticks}{pad}{line}{pad}{ticks}")
 }
 
-fn longest_run(text: &str, c: char) -> usize {
-    let (mut longest, mut run) = (0, 0);
-    for x in text.chars() {
-        run = if x == c { run + 1 } else { 0 };
-        longest = longest.max(run);
+/// The longest run of backticks in `text`.
+fn longest_ticks(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut longest, mut end) = (0, 0);
+    for start in memchr::memchr_iter(b'`', bytes) {
+        if start < end {
+            continue;
+        }
+        end = start + bytes[start..].iter().take_while(|b| **b == b'`').count();
+        longest = longest.max(end - start);
     }
     longest
 }
@@ -76,13 +81,25 @@ pub fn escape_html(text: &str) -> String {
 
 /// Text on one line that Markdown shows as it is.
 pub fn escape_line(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        if "\\`*_[]<>#|~!&".contains(c) {
-            escaped.push('\\');
+    let mut escaped = String::with_capacity(text.len() + 8);
+    let mut done = 0;
+    for (i, b) in text.bytes().enumerate() {
+        // Every byte that needs care is ASCII, so `i` is always a character boundary here.
+        match b {
+            b'\\' | b'`' | b'*' | b'_' | b'[' | b']' | b'<' | b'>' | b'#' | b'|' | b'~' | b'!' | b'&' => {
+                escaped.push_str(&text[done..i]);
+                escaped.push('\\');
+                done = i;
+            }
+            b'\n' | b'\r' => {
+                escaped.push_str(&text[done..i]);
+                escaped.push(' ');
+                done = i + 1;
+            }
+            _ => {}
         }
-        escaped.push(if c == '\n' { ' ' } else { c });
     }
+    escaped.push_str(&text[done..]);
     escaped
 }
 
@@ -98,6 +115,15 @@ mod tests {
         assert_eq!(code_span("a `b` c"), "``a `b` c``");
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(code_span("two\nlines"), "`two lines`");
+    }
+
+    #[test]
+    fn one_line_text_escapes_what_markdown_would_read() {
+        assert_eq!(
+            escape_line("a*b_c `d` [e](f) <g> #h |i| ~j~ !k &l \\m"),
+            r"a\*b\_c \`d\` \[e\](f) \<g\> \#h \|i\| \~j\~ \!k \&l \\m"
+        );
+        assert_eq!(escape_line("two\nlines\r\nhere é"), "two lines  here é");
     }
 
     #[test]

@@ -1,16 +1,77 @@
-//! A session's rendered sections, held until the session ends so that its header can say what
-//! only the end knows (title, end, totals), and so that each subagent's sections can be placed
-//! under the call that spawned it. Held in memory up to a few MiB, then in an anonymous
-//! temporary file: a session of any size renders in bounded memory.
+//! Sessions' rendered sections, held until a session ends so that its header can say what only
+//! the end knows (title, end, totals), and so that each subagent's sections can be placed under
+//! the call that spawned it, whenever its file is read. The sessions being rendered share one
+//! [`Spool`]: in memory up to a few MiB, then an anonymous temporary file, so that any number of
+//! sessions of any size render in bounded memory; each [`Body`] only lists its pieces.
 
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 
-use tempfile::SpooledTempFile;
+use crate::write::copy_range;
 
 /// Bytes held in memory before the rest goes to a temporary file.
-const IN_MEMORY: usize = 4 << 20;
+const IN_MEMORY: usize = 8 << 20;
 
-/// One piece of the body, in the order it was rendered.
+/// Where the bytes of the sessions being rendered are: in memory, or, past [`IN_MEMORY`], in a
+/// temporary file.
+pub struct Spool {
+    bytes: Vec<u8>,
+    file: Option<BufWriter<File>>,
+    len: u64,
+    /// Whether the file has bytes not yet flushed to it, which reading back must flush first.
+    dirty: bool,
+}
+
+impl Spool {
+    /// An empty spool.
+    pub fn new() -> Self {
+        Spool { bytes: Vec::new(), file: None, len: 0, dirty: false }
+    }
+
+    /// Appends `buf`; gives the range it takes.
+    fn append(&mut self, buf: &[u8]) -> io::Result<(u64, u64)> {
+        if self.file.is_none() && self.bytes.len() + buf.len() > IN_MEMORY {
+            let mut file = BufWriter::with_capacity(256 * 1024, tempfile::tempfile()?);
+            file.write_all(&self.bytes)?;
+            self.bytes = Vec::new();
+            self.file = Some(file);
+        }
+        match &mut self.file {
+            Some(file) => {
+                file.write_all(buf)?;
+                self.dirty = true;
+            }
+            None => self.bytes.extend_from_slice(buf),
+        }
+        let start = self.len;
+        self.len += buf.len() as u64;
+        Ok((start, self.len))
+    }
+
+    /// Writes bytes `start..end` to `out`.
+    fn copy(&mut self, start: u64, end: u64, out: &mut dyn Write) -> io::Result<()> {
+        match &mut self.file {
+            None => out.write_all(&self.bytes[start as usize..end as usize]),
+            Some(file) => {
+                if self.dirty {
+                    file.flush()?;
+                    self.dirty = false;
+                }
+                copy_range(file.get_ref(), start, end - start, &mut Adapter(out))
+            }
+        }
+    }
+
+    /// Forgets everything: no body refers to it any more.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.file = None;
+        self.len = 0;
+        self.dirty = false;
+    }
+}
+
+/// One piece of a body, in the order it was rendered.
 enum Piece {
     /// Bytes `start..end` of the spool, rendered for thread `thread` (0: the main thread).
     Text { thread: usize, start: u64, end: u64 },
@@ -19,9 +80,8 @@ enum Piece {
 }
 
 /// The sections of one session, by thread.
+#[derive(Default)]
 pub struct Body {
-    spool: SpooledTempFile,
-    len: u64,
     pieces: Vec<Piece>,
     /// Subagent threads: their id and the call that spawned them, when known. Thread `i + 1`
     /// is `threads[i]`.
@@ -45,12 +105,13 @@ pub trait Frame {
     fn close(&mut self, out: &mut dyn Write) -> io::Result<()>;
 }
 
-impl Body {
-    /// An empty body.
-    pub fn new() -> Self {
-        Body { spool: SpooledTempFile::new(IN_MEMORY), len: 0, pieces: Vec::new(), threads: Vec::new(), current: 0 }
-    }
+/// Writes into a body, its bytes kept in the spool.
+pub struct BodyWriter<'a> {
+    body: &'a mut Body,
+    spool: &'a mut Spool,
+}
 
+impl Body {
     /// Writes from now on into subagent `agent_id`'s sections (`None`: the main thread's); the
     /// subagent was spawned by call `call_id`, when known.
     pub fn thread(&mut self, agent_id: Option<&str>, call_id: Option<&str>) {
@@ -71,10 +132,15 @@ impl Body {
         };
     }
 
-    /// Marks the place of the subagent spawned by the main thread's call `call_id`.
-    /// `label` says what the subagent was asked to do.
+    /// Marks the place of the subagent spawned by the main thread's call `call_id`; `label`
+    /// says what the subagent was asked to do.
     pub fn spawn(&mut self, call_id: &str, label: Option<&str>) {
         self.pieces.push(Piece::Spawn { call_id: call_id.to_owned(), label: label.map(str::to_owned) });
+    }
+
+    /// A writer into the thread being written, keeping the bytes in `spool`.
+    pub fn writer<'a>(&'a mut self, spool: &'a mut Spool) -> BodyWriter<'a> {
+        BodyWriter { body: self, spool }
     }
 
     /// Writes the main thread's sections, each subagent's placed under its spawning call (or,
@@ -82,73 +148,74 @@ impl Body {
     ///
     /// # Errors
     /// When reading the spool back or writing fails.
-    pub fn copy_to(mut self, frame: &mut dyn Frame, out: &mut dyn Write) -> io::Result<()> {
+    pub fn copy_to(self, spool: &mut Spool, frame: &mut dyn Frame, out: &mut dyn Write) -> io::Result<()> {
         let mut placed = vec![false; self.threads.len()];
-        let pieces = std::mem::take(&mut self.pieces);
-        for piece in &pieces {
+        for piece in &self.pieces {
             match piece {
-                Piece::Text { thread: 0, start, end } => self.copy(*start, *end, out)?,
+                Piece::Text { thread: 0, start, end } => spool.copy(*start, *end, out)?,
                 Piece::Text { .. } => {}
                 Piece::Spawn { call_id, label } => {
                     let spawned = self.threads.iter().position(|(_, c)| c.as_deref() == Some(call_id));
                     if let Some(i) = spawned.filter(|i| !placed[*i]) {
                         placed[i] = true;
-                        self.subagent(i, label.as_deref(), &pieces, frame, out)?;
+                        self.subagent(i, label.as_deref(), spool, frame, out)?;
                     }
                 }
             }
         }
         let strays: Vec<usize> = placed.iter().enumerate().filter(|(_, p)| !**p).map(|(i, _)| i).collect();
         for i in strays {
-            self.subagent(i, None, &pieces, frame, out)?;
+            self.subagent(i, None, spool, frame, out)?;
         }
         Ok(())
     }
 
     fn subagent(
-        &mut self,
+        &self,
         i: usize,
         label: Option<&str>,
-        pieces: &[Piece],
+        spool: &mut Spool,
         frame: &mut dyn Frame,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         frame.open(&self.threads[i].0, label, out)?;
-        for piece in pieces {
+        for piece in &self.pieces {
             if let Piece::Text { thread, start, end } = piece
                 && *thread == i + 1
             {
-                self.copy(*start, *end, out)?;
+                spool.copy(*start, *end, out)?;
             }
         }
         frame.close(out)
     }
-
-    fn copy(&mut self, start: u64, end: u64, out: &mut dyn Write) -> io::Result<()> {
-        self.spool.seek(SeekFrom::Start(start))?;
-        let copied = io::copy(&mut (&mut self.spool).take(end - start), out)?;
-        if copied < end - start {
-            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "a held-back transcript ends early"));
-        }
-        Ok(())
-    }
 }
 
-impl Write for Body {
+impl Write for BodyWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.spool.seek(SeekFrom::Start(self.len))?;
-        let n = self.spool.write(buf)?;
-        let (start, end) = (self.len, self.len + n as u64);
-        self.len = end;
-        match self.pieces.last_mut() {
-            Some(Piece::Text { thread, end: last, .. }) if *thread == self.current && *last == start => *last = end,
-            _ => self.pieces.push(Piece::Text { thread: self.current, start, end }),
+        let (start, end) = self.spool.append(buf)?;
+        let thread = self.body.current;
+        match self.body.pieces.last_mut() {
+            Some(Piece::Text { thread: t, end: last, .. }) if *t == thread && *last == start => *last = end,
+            _ => self.body.pieces.push(Piece::Text { thread, start, end }),
         }
-        Ok(n)
+        Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// `&mut dyn Write` as a sized writer.
+struct Adapter<'a>(&'a mut dyn Write);
+
+impl Write for Adapter<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
     }
 }
 
@@ -170,34 +237,39 @@ mod tests {
 
     #[test]
     fn subagents_go_under_their_call_and_strays_at_the_end() {
-        let mut body = Body::new();
-        body.write_all(b"a ").unwrap();
+        let (mut spool, mut body, mut other) = (Spool::new(), Body::default(), Body::default());
+        body.writer(&mut spool).write_all(b"a ").unwrap();
         body.spawn("call-1", Some("/do"));
-        body.write_all(b"b ").unwrap();
+        body.writer(&mut spool).write_all(b"b ").unwrap();
+        other.writer(&mut spool).write_all(b"other").unwrap();
         body.thread(Some("x"), Some("call-1"));
-        body.write_all(b"x1 ").unwrap();
+        body.writer(&mut spool).write_all(b"x1 ").unwrap();
         body.thread(None, None);
-        body.write_all(b"c ").unwrap();
+        body.writer(&mut spool).write_all(b"c ").unwrap();
         body.thread(Some("y"), None);
-        body.write_all(b"y1").unwrap();
+        body.writer(&mut spool).write_all(b"y1").unwrap();
         body.thread(Some("x"), None);
-        body.write_all(b"x2").unwrap();
+        body.writer(&mut spool).write_all(b"x2").unwrap();
         let mut out = Vec::new();
-        body.copy_to(&mut Brackets, &mut out).unwrap();
+        body.copy_to(&mut spool, &mut Brackets, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "a [x/do:x1 x2]b c [y:y1]");
+        let mut out = Vec::new();
+        other.copy_to(&mut spool, &mut Brackets, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "other");
     }
 
     #[test]
     fn a_long_body_spills_and_comes_back_whole() {
-        let mut body = Body::new();
+        let (mut spool, mut body) = (Spool::new(), Body::default());
         let line = "0123456789abcdef".repeat(64);
-        for _ in 0..(IN_MEMORY / line.len() + 10) {
-            body.write_all(line.as_bytes()).unwrap();
+        let lines = IN_MEMORY / line.len() + 10;
+        for _ in 0..lines {
+            body.writer(&mut spool).write_all(line.as_bytes()).unwrap();
         }
-        assert!(body.spool.is_rolled(), "spilled to a file");
+        assert!(spool.file.is_some(), "spilled to a file");
         let mut out = Vec::new();
-        body.copy_to(&mut Brackets, &mut out).unwrap();
-        assert_eq!(out.len(), (IN_MEMORY / line.len() + 10) * line.len());
+        body.copy_to(&mut spool, &mut Brackets, &mut out).unwrap();
+        assert_eq!(out.len(), lines * line.len());
         assert!(out.chunks(line.len()).all(|c| c == line.as_bytes()));
     }
 }

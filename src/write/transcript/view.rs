@@ -121,12 +121,24 @@ pub fn key_argument(input: &serde_json::Value) -> Option<String> {
 
 /// `text` on one line, whitespace runs collapsed, at most `chars` characters (then `…`).
 pub fn one_line(text: &str, chars: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut short: String = line.chars().take(chars).collect();
-    if short.len() < line.len() {
-        short.push('…');
+    let mut short = String::new();
+    for (i, word) in text.split_whitespace().enumerate() {
+        if i > 0 {
+            short.push(' ');
+        }
+        short.push_str(word);
+        if short.len() > 4 * chars {
+            break;
+        }
     }
-    short
+    match short.char_indices().nth(chars) {
+        Some((cut, _)) => {
+            short.truncate(cut);
+            short.push('…');
+            short
+        }
+        None => short,
+    }
 }
 
 /// The line above a tool output: its size, and whether it failed.
