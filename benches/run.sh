@@ -5,11 +5,13 @@
 # usage: benches/run.sh [BYTES] [SEED]        (default 1 GiB, seed 42)
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
-# agentlog to unified JSONL, Parquet, interchange and Markdown, and DuckDB's JSON-to-Parquet COPY on the
-# same files; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
+# agentlog to unified JSONL, Parquet, interchange, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
+# same files; HTML transcripts of the Claude Code sessions, a file per session, and claude-code-log
+# doing the same; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
-# converts one file of at least 500 MB. Needs python3; installs duckdb from PyPI if missing.
+# converts one file of at least 500 MB. Needs python3; installs duckdb and claude-code-log from
+# PyPI if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BYTES=${1:-1073741824}
@@ -21,7 +23,9 @@ mkdir -p target/bench "$OUT"
 cargo build --release --quiet --bin agentlog --example bench_corpus --example parse_baseline
 [ -d "$CORPUS" ] || ./target/release/examples/bench_corpus "$CORPUS" "$BYTES" "$SEED"
 python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet 'duckdb>=1.1'
+command -v claude-code-log >/dev/null || python3 -m pip install --quiet 'claude-code-log>=1.7,<2'
 SIZE=$(find "$CORPUS" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
+CLAUDE_SIZE=$(find "$CORPUS/claude" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
 FILES=$(find "$CORPUS" -type f -name '*.jsonl' | wc -l)
 LINES=$(find "$CORPUS" -type f -name '*.jsonl' -exec cat {} + | grep -c .)
 
@@ -88,6 +92,13 @@ assert rows == $LINES, f'DuckDB wrote {rows} rows for $LINES lines'"
 done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
 row "agentlog --to markdown" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.md"
+row "agentlog --to html" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.html"
+# Transcripts of the Claude Code sessions, one file per session and an index, beside
+# claude-code-log (which reads only Claude Code) doing the same on the same files.
+for t in 1 2; do
+  row "agentlog --to html -o DIR/, Claude Code" $t "$CLAUDE_SIZE" ./target/release/agentlog convert -q "$CORPUS/claude" --jobs $t --to html -o "$OUT/html/"
+  row "claude-code-log to HTML, Claude Code" $t "$CLAUDE_SIZE" claude-code-log convert --projects-dir "$CORPUS/claude/projects" --all-projects --no-cache -j $t -o "$OUT/claude-code-log/"
+done
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
 
 # Rounds go through every row in turn, so that each row's best run is drawn from the whole
@@ -125,4 +136,5 @@ echo "| unified / parse baseline | $(ratio 'agentlog --to unified/1' 'parse into
 echo "| parquet / DuckDB | $(ratio 'agentlog --to parquet/1' 'DuckDB COPY read_json_auto to Parquet/1') | $(ratio 'agentlog --to parquet/2' 'DuckDB COPY read_json_auto to Parquet/2') |"
 echo "| 2 threads / 1 thread, unified | | $(ratio 'agentlog --to unified/2' 'agentlog --to unified/1') |"
 echo "| 2 threads / 1 thread, parquet | | $(ratio 'agentlog --to parquet/2' 'agentlog --to parquet/1') |"
+echo "| html -o DIR/ / claude-code-log | $(ratio 'agentlog --to html -o DIR/, Claude Code/1' 'claude-code-log to HTML, Claude Code/1') | $(ratio 'agentlog --to html -o DIR/, Claude Code/2' 'claude-code-log to HTML, Claude Code/2') |"
 rm -f "$TIMES"

@@ -206,6 +206,8 @@ pub struct SessionTally {
     /// cannot occur, calls without ids are not tracked.
     calls: BTreeMap<String, bool>,
     outputs_without_call: BTreeSet<String>,
+    /// Whether calls and outputs are matched to find orphans.
+    orphans: bool,
 }
 
 impl SessionTally {
@@ -239,7 +241,14 @@ impl SessionTally {
             titles: Default::default(),
             calls: BTreeMap::new(),
             outputs_without_call: BTreeSet::new(),
+            orphans: true,
         }
+    }
+
+    /// Starts a summary that does not look for orphan calls and outputs (it lists none), for
+    /// callers that need only the rest: its memory does not grow with the session's calls.
+    pub fn without_orphans(agent: Agent, session_id: &str) -> Self {
+        SessionTally { orphans: false, ..SessionTally::new(agent, session_id) }
     }
 
     /// Takes one event of the session into account.
@@ -284,13 +293,13 @@ impl SessionTally {
             Payload::Reasoning(_) => s.counts.reasoning += 1,
             Payload::ToolCall(c) => {
                 s.counts.tool_calls += 1;
-                if let Some(id) = &c.call_id {
+                if let Some(id) = c.call_id.as_ref().filter(|_| self.orphans) {
                     self.calls.entry(id.clone()).or_insert(false);
                 }
             }
             Payload::ToolOutput(o) => {
                 s.counts.tool_outputs += 1;
-                if let Some(id) = &o.call_id {
+                if let Some(id) = o.call_id.as_ref().filter(|_| self.orphans) {
                     match self.calls.get_mut(id) {
                         Some(answered) => *answered = true,
                         None => {
@@ -415,4 +424,29 @@ fn title_of(data: &Json) -> Option<(usize, String)> {
     let t: Title = serde_json::from_str(data.get()).ok()?;
     let rank = TITLE_SOURCES.iter().position(|s| *s == t.source)?;
     Some((rank, t.title))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Payload, ToolCall};
+
+    #[test]
+    fn a_tally_without_orphans_keeps_everything_else() {
+        let call = Payload::ToolCall(ToolCall {
+            call_id: Some("c1".into()),
+            name: "Bash".into(),
+            input: None,
+            input_text: None,
+        });
+        let event = Event::new("s".into(), call);
+        let (mut full, mut light) =
+            (SessionTally::new(Agent::Codex, "s"), SessionTally::without_orphans(Agent::Codex, "s"));
+        full.observe(&event);
+        light.observe(&event);
+        let (full, light) = (full.finish(), light.finish());
+        assert_eq!(full.orphan_calls, vec!["c1".to_owned()]);
+        assert!(light.orphan_calls.is_empty());
+        assert_eq!(SessionSummary { orphan_calls: Vec::new(), ..full }, light);
+    }
 }

@@ -44,7 +44,7 @@ impl ToolFamily {
             "Task" | "Agent" | "spawn_agent" => ToolFamily::Subagent,
             "TodoWrite" | "update_plan" | "ExitPlanMode" => ToolFamily::Plan,
             "AskUserQuestion" => ToolFamily::AskUser,
-            _ if name.starts_with("mcp__") => ToolFamily::Mcp,
+            _ if mcp_server(name).is_some() => ToolFamily::Mcp,
             _ => ToolFamily::Other,
         }
     }
@@ -68,9 +68,11 @@ impl ToolFamily {
     }
 }
 
-/// The MCP server of a tool named `mcp__<server>__<tool>`.
+/// The MCP server of a tool named `mcp__<server>__<tool>` (Claude Code, Codex from 2026) or
+/// `<server>__<tool>` (Codex in 2025).
 pub fn mcp_server(name: &str) -> Option<&str> {
-    name.strip_prefix("mcp__")?.split("__").next().filter(|s| !s.is_empty())
+    let (server, tool) = name.strip_prefix("mcp__").unwrap_or(name).split_once("__")?;
+    (!server.is_empty() && !tool.is_empty()).then_some(server)
 }
 
 #[cfg(test)]
@@ -86,6 +88,9 @@ mod tests {
         assert_eq!(ToolFamily::of("mcp__github__create_issue"), ToolFamily::Mcp);
         assert_eq!(mcp_server("mcp__github__create_issue"), Some("github"));
         assert_eq!(mcp_server("Bash"), None);
+        assert_eq!(mcp_server("memory__add_observations"), Some("memory"));
+        assert_eq!(ToolFamily::of("task-master-ai__set_task_status"), ToolFamily::Mcp);
+        assert_eq!((mcp_server("__x"), mcp_server("x__"), mcp_server("mcp__")), (None, None, None));
         assert_eq!(ToolFamily::of("Frobnicate"), ToolFamily::Other);
     }
 }

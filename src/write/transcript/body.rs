@@ -12,12 +12,21 @@ use crate::write::copy_range;
 /// Bytes held in memory before the rest goes to a temporary file.
 const IN_MEMORY: usize = 8 << 20;
 
+/// Bytes a body gathers before they go to the spool as one piece: sessions whose events
+/// interleave would otherwise make a piece of every event.
+const CHUNK: usize = 16 << 10;
+
+/// Bytes all bodies may gather before every body hands its bytes to the spool.
+pub const GATHERED: usize = 4 << 20;
+
 /// Where the bytes of the sessions being rendered are: in memory, or, past [`IN_MEMORY`], in a
 /// temporary file.
 pub struct Spool {
     bytes: Vec<u8>,
     file: Option<BufWriter<File>>,
     len: u64,
+    /// Bytes the bodies gathered and have not handed over yet.
+    gathered: usize,
     /// Whether the file has bytes not yet flushed to it, which reading back must flush first.
     dirty: bool,
 }
@@ -25,7 +34,7 @@ pub struct Spool {
 impl Spool {
     /// An empty spool.
     pub fn new() -> Self {
-        Spool { bytes: Vec::new(), file: None, len: 0, dirty: false }
+        Spool { bytes: Vec::new(), file: None, len: 0, gathered: 0, dirty: false }
     }
 
     /// Appends `buf`; gives the range it takes.
@@ -62,11 +71,18 @@ impl Spool {
         }
     }
 
+    /// Bytes the bodies gathered and have not handed over yet; past [`GATHERED`], the caller
+    /// has every body hand them over ([`Body::hand_over`]).
+    pub fn gathered(&self) -> usize {
+        self.gathered
+    }
+
     /// Forgets everything: no body refers to it any more.
     pub fn clear(&mut self) {
         self.bytes.clear();
         self.file = None;
         self.len = 0;
+        self.gathered = 0;
         self.dirty = false;
     }
 }
@@ -88,6 +104,9 @@ pub struct Body {
     threads: Vec<(String, Option<String>)>,
     /// The thread being written.
     current: usize,
+    /// Bytes written and not yet in the spool, and their thread.
+    gathered: Vec<u8>,
+    gathered_thread: usize,
 }
 
 /// How a subagent's sections are framed where they are placed.
@@ -134,8 +153,32 @@ impl Body {
 
     /// Marks the place of the subagent spawned by the main thread's call `call_id`; `label`
     /// says what the subagent was asked to do.
-    pub fn spawn(&mut self, call_id: &str, label: Option<&str>) {
+    ///
+    /// # Errors
+    /// When the spool cannot be written.
+    pub fn spawn(&mut self, spool: &mut Spool, call_id: &str, label: Option<&str>) -> io::Result<()> {
+        self.hand_over(spool)?;
         self.pieces.push(Piece::Spawn { call_id: call_id.to_owned(), label: label.map(str::to_owned) });
+        Ok(())
+    }
+
+    /// Moves the bytes gathered so far into the spool, as a piece of their thread.
+    ///
+    /// # Errors
+    /// When the spool cannot be written.
+    pub fn hand_over(&mut self, spool: &mut Spool) -> io::Result<()> {
+        if self.gathered.is_empty() {
+            return Ok(());
+        }
+        let bytes = std::mem::take(&mut self.gathered);
+        spool.gathered -= bytes.len();
+        let (start, end) = spool.append(&bytes)?;
+        let thread = self.gathered_thread;
+        match self.pieces.last_mut() {
+            Some(Piece::Text { thread: t, end: last, .. }) if *t == thread && *last == start => *last = end,
+            _ => self.pieces.push(Piece::Text { thread, start, end }),
+        }
+        Ok(())
     }
 
     /// A writer into the thread being written, keeping the bytes in `spool`.
@@ -148,7 +191,8 @@ impl Body {
     ///
     /// # Errors
     /// When reading the spool back or writing fails.
-    pub fn copy_to(self, spool: &mut Spool, frame: &mut dyn Frame, out: &mut dyn Write) -> io::Result<()> {
+    pub fn copy_to(mut self, spool: &mut Spool, frame: &mut dyn Frame, out: &mut dyn Write) -> io::Result<()> {
+        self.hand_over(spool)?;
         let mut placed = vec![false; self.threads.len()];
         for piece in &self.pieces {
             match piece {
@@ -192,11 +236,15 @@ impl Body {
 
 impl Write for BodyWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let (start, end) = self.spool.append(buf)?;
-        let thread = self.body.current;
-        match self.body.pieces.last_mut() {
-            Some(Piece::Text { thread: t, end: last, .. }) if *t == thread && *last == start => *last = end,
-            _ => self.body.pieces.push(Piece::Text { thread, start, end }),
+        let body = &mut *self.body;
+        if body.gathered_thread != body.current {
+            body.hand_over(self.spool)?;
+            body.gathered_thread = body.current;
+        }
+        body.gathered.extend_from_slice(buf);
+        self.spool.gathered += buf.len();
+        if body.gathered.len() >= CHUNK {
+            body.hand_over(self.spool)?;
         }
         Ok(buf.len())
     }
@@ -239,7 +287,7 @@ mod tests {
     fn subagents_go_under_their_call_and_strays_at_the_end() {
         let (mut spool, mut body, mut other) = (Spool::new(), Body::default(), Body::default());
         body.writer(&mut spool).write_all(b"a ").unwrap();
-        body.spawn("call-1", Some("/do"));
+        body.spawn(&mut spool, "call-1", Some("/do")).unwrap();
         body.writer(&mut spool).write_all(b"b ").unwrap();
         other.writer(&mut spool).write_all(b"other").unwrap();
         body.thread(Some("x"), Some("call-1"));
@@ -259,10 +307,24 @@ mod tests {
     }
 
     #[test]
+    fn interleaved_sessions_make_pieces_of_a_chunk_not_of_a_write() {
+        let (mut spool, mut a, mut b) = (Spool::new(), Body::default(), Body::default());
+        for i in 0..10_000 {
+            write!(a.writer(&mut spool), "a{i} ").unwrap();
+            write!(b.writer(&mut spool), "b{i} ").unwrap();
+        }
+        assert!(a.pieces.len() < 10 && b.pieces.len() < 10, "{} {}", a.pieces.len(), b.pieces.len());
+        let mut out = Vec::new();
+        a.copy_to(&mut spool, &mut Brackets, &mut out).unwrap();
+        let expected: String = (0..10_000).map(|i| format!("a{i} ")).collect();
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+
+    #[test]
     fn a_long_body_spills_and_comes_back_whole() {
         let (mut spool, mut body) = (Spool::new(), Body::default());
         let line = "0123456789abcdef".repeat(64);
-        let lines = IN_MEMORY / line.len() + 10;
+        let lines = (IN_MEMORY + 2 * CHUNK) / line.len() + 10;
         for _ in 0..lines {
             body.writer(&mut spool).write_all(line.as_bytes()).unwrap();
         }

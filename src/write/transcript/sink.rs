@@ -7,7 +7,7 @@ use std::io::{self, BufWriter, Write};
 use crate::model::{Agent, Event, MetaType, Payload, Role, SessionTally, ToolCall, ToolOutput};
 use crate::write::{AtomicFile, EventSink};
 
-use super::body::{Body, Spool};
+use super::body::{Body, GATHERED, Spool};
 use super::dir::Dir;
 use super::view::{self, Exchange, attachments, command_text, injected_label};
 use super::{Content, Header, ReasoningShown, Style, TranscriptOptions};
@@ -105,7 +105,7 @@ impl<S: Style> Render<'_, S> {
             && thread.is_none()
             && let Some(id) = call.and_then(|c| c.call_id.as_deref())
         {
-            body.spawn(id, exchange.key.as_deref());
+            body.spawn(self.spool, id, exchange.key.as_deref())?;
         }
         Ok(())
     }
@@ -233,7 +233,7 @@ impl<'w, S: Style> Transcript<'w, S> {
             open.push(Session {
                 agent: e.agent,
                 id: e.session_id.clone(),
-                tally: SessionTally::new(e.agent, &e.session_id),
+                tally: SessionTally::without_orphans(e.agent, &e.session_id),
                 body: Body::default(),
                 prompts: 0,
                 copied: 0,
@@ -302,7 +302,13 @@ impl<S: Style> EventSink for Transcript<'_, S> {
             session.copied += 1;
             return Ok(());
         }
-        Render { session, spool: &mut self.spool, style: &mut self.style, options: &self.options }.show(e)
+        Render { session, spool: &mut self.spool, style: &mut self.style, options: &self.options }.show(e)?;
+        if self.spool.gathered() > GATHERED {
+            for session in &mut self.open {
+                session.body.hand_over(&mut self.spool)?;
+            }
+        }
+        Ok(())
     }
 
     fn end_group(&mut self) -> io::Result<()> {
