@@ -167,19 +167,6 @@ fn every_writer_takes_the_whole_corpus_and_formats_agentlog_reads_give_it_back()
     }
 }
 
-/// Renders events as a Markdown transcript.
-fn markdown(events: &[agentlog::model::Event]) -> String {
-    use agentlog::write::{Options, Target, writer};
-    let mut out = Vec::new();
-    let mut sink = writer("markdown").unwrap().open(Target::Stream(Box::new(&mut out)), &Options::default()).unwrap();
-    for e in events {
-        sink.event(e).unwrap();
-    }
-    sink.finish().unwrap();
-    drop(sink);
-    String::from_utf8(out).unwrap()
-}
-
 /// The contents of a CommonMark document's code blocks, and of its raw HTML.
 fn code_and_html(text: &str) -> (std::collections::HashSet<String>, String) {
     use pulldown_cmark::{Event, Parser, Tag, TagEnd};
@@ -202,7 +189,7 @@ fn code_and_html(text: &str) -> (std::collections::HashSet<String>, String) {
 fn markdown_transcripts_hold_every_prompt_answer_and_tool_output_of_the_corpus() {
     use agentlog::model::{Payload, Role};
     let events = corpus_events();
-    let text = markdown(&events);
+    let text = common::markdown(&events);
     let (blocks, _) = code_and_html(&text);
     let (mut messages, mut outputs) = (0, 0);
     for e in events.iter().filter(|e| !e.copied) {
@@ -266,7 +253,7 @@ fn markdown_from_hostile_text_stays_in_its_code_blocks() {
             Payload::Message(Message { role: Role::User, text: "after".into(), parts: Vec::new(), phase: None }),
         ),
     ];
-    let text = markdown(&events);
+    let text = common::markdown(&events);
     let (blocks, html) = code_and_html(&text);
     assert!(blocks.contains(&format!("{hostile}\n")), "{text}");
     assert!(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>"), "raw HTML: {html}");
@@ -345,7 +332,7 @@ fn markdown_shows_edits_as_diffs_and_plans_as_checklists() {
     use agentlog::model::Payload;
     use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
     let events = corpus_events();
-    let text = markdown(&events);
+    let text = common::markdown(&events);
     let mut diffs: Vec<String> = Vec::new();
     let mut block: Option<String> = None;
     for event in Parser::new(&text) {
@@ -389,6 +376,6 @@ fn markdown_notes_a_compaction_that_opens_each_of_two_sessions() {
     let compaction = |session: &str| {
         Event::new(session.into(), Payload::Meta(Meta { meta_type: MetaType::Compaction, data: None, usage: None }))
     };
-    let text = markdown(&[compaction("a"), compaction("b")]);
+    let text = common::markdown(&[compaction("a"), compaction("b")]);
     assert_eq!(text.matches("context compacted").count(), 2, "{text}");
 }

@@ -243,7 +243,6 @@ fn a_subagent_is_shown_under_the_call_that_spawned_it() {
 #[test]
 fn a_subagent_read_after_its_session_goes_back_under_its_call() {
     use agentlog::model::{Message, ToolCall, ToolOutput};
-    use agentlog::write::{Options, Target, writer};
     let text = |role, text: &str| Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
     let call = Payload::ToolCall(ToolCall {
         call_id: Some("c1".into()),
@@ -269,14 +268,7 @@ fn a_subagent_read_after_its_session_goes_back_under_its_call() {
         (e.is_sidechain, e.agent_id, e.parent_call_id) = (true, Some("x".into()), Some("c1".into()));
         e
     }));
-    let mut out = Vec::new();
-    let mut sink = writer("markdown").unwrap().open(Target::Stream(Box::new(&mut out)), &Options::default()).unwrap();
-    for e in &events {
-        sink.event(e).unwrap();
-    }
-    sink.finish().unwrap();
-    drop(sink);
-    let md = String::from_utf8(out).unwrap();
+    let md = common::markdown(&events);
     let at = |what: &str| md.find(what).unwrap_or_else(|| panic!("{what}:\n{md}"));
     assert!(at("found it") < at("<details><summary>subagent x: look around</summary>"), "{md}");
     assert!(at("subagent answer") < at("main thread goes on"), "{md}");
@@ -305,6 +297,44 @@ fn a_session_whose_subagent_file_comes_after_another_session_is_still_one_transc
         let folded = main.find("<details><summary>subagent a1b2c3d").expect("the subagent");
         assert!(call < folded, "{main}");
     }
+}
+
+#[test]
+fn model_changes_and_rolled_back_turns_are_noted() {
+    use agentlog::model::{Message, ToolCall};
+    let message = |role, text: &str, model: &str, rolled_back: bool| {
+        let payload = Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
+        let mut e = Event::new("s".into(), payload);
+        e.context.model = Some(model.into());
+        e.rolled_back = rolled_back;
+        e
+    };
+    let shell = Event::new(
+        "s".into(),
+        Payload::ToolCall(ToolCall {
+            call_id: None,
+            name: "user_shell".into(),
+            input: Some(agentlog::model::Json::from_value(&serde_json::json!({ "command": "ls" }))),
+            input_text: None,
+        }),
+    );
+    let events = [
+        message(Role::User, "one", "m1", false),
+        message(Role::Assistant, "first", "m1", false),
+        message(Role::Assistant, "again", "m1", false),
+        message(Role::User, "two", "m1", true),
+        message(Role::Assistant, "gone", "m2", true),
+        message(Role::User, "three", "m2", false),
+        message(Role::Assistant, "kept", "m2", false),
+        shell,
+    ];
+    let md = common::markdown(&events);
+    let at = |what: &str| md.find(what).unwrap_or_else(|| panic!("{what}:\n{md}"));
+    assert_eq!(md.matches("model changed to").count(), 1, "{md}");
+    assert!(at("again") < at("model changed to m2") && at("model changed to m2") < at("gone"), "{md}");
+    assert!(at("first") < at("rolled back: what follows") && at("rolled back: what follows") < at("two"), "{md}");
+    assert!(at("gone") < at("end of the rolled-back turns") && at("end of the rolled-back turns") < at("three"));
+    assert!(md.contains("**shell** `user_shell`: `ls`"), "{md}");
 }
 
 fn copy_tree(from: &Path, to: &Path) {

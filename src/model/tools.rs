@@ -34,7 +34,7 @@ impl ToolFamily {
     pub fn of(name: &str) -> ToolFamily {
         match name {
             "Bash" | "BashOutput" | "KillShell" | "exec_command" | "shell" | "local_shell" | "write_stdin"
-            | "container.exec" => ToolFamily::Shell,
+            | "container.exec" | "user_shell" => ToolFamily::Shell,
             "Read" | "NotebookRead" | "view_image" | "read_file" => ToolFamily::Read,
             "Write" => ToolFamily::Write,
             "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" => ToolFamily::Edit,

@@ -148,3 +148,16 @@ pub fn terminal() -> (std::fs::File, std::fs::File) {
         (leader_file, follower)
     }
 }
+
+/// Renders events as a Markdown transcript with the default options.
+pub fn markdown(events: &[Event]) -> String {
+    use agentlog::write::{Options, Target, writer};
+    let mut out = Vec::new();
+    let mut sink = writer("markdown").unwrap().open(Target::Stream(Box::new(&mut out)), &Options::default()).unwrap();
+    for e in events {
+        sink.event(e).unwrap();
+    }
+    sink.finish().unwrap();
+    drop(sink);
+    String::from_utf8(out).unwrap()
+}

@@ -55,6 +55,10 @@ struct Session {
     /// The note last written, while nothing else followed it: a compaction is often several
     /// records, and encrypted reasoning comes with every response; each is shown once.
     last_note: Option<&'static str>,
+    /// The model of the main thread's last message, to note when it changes.
+    model: Option<String>,
+    /// Whether the events shown last belong to turns a later rollback removed.
+    rolled_back: bool,
 }
 
 /// Renders events as they come; writes the sessions of a group when it ends.
@@ -122,6 +126,33 @@ impl<S: Style> Render<'_, S> {
         Ok(())
     }
 
+    /// Notes, before `e`, that the main thread's model changed, and where turns a later
+    /// rollback removed begin and end.
+    fn context_notes(&mut self, e: &Event, thread: Option<&str>) -> io::Result<()> {
+        let session = &mut *self.session;
+        let out = &mut session.body.writer(self.spool);
+        if e.rolled_back != session.rolled_back {
+            session.rolled_back = e.rolled_back;
+            let rollback = matches!(&e.payload, Payload::Meta(m) if m.meta_type == MetaType::Rollback);
+            match e.rolled_back {
+                true => self.style.note("rolled back: what follows was removed from the conversation", out)?,
+                // The rollback's own note ends them.
+                false if rollback => {}
+                false => self.style.note("end of the rolled-back turns", out)?,
+            }
+        }
+        if let (None, Payload::Message(m), Some(model)) = (thread, &e.payload, &e.context.model)
+            && m.role == Role::Assistant
+            && session.model.as_ref() != Some(model)
+        {
+            if session.model.is_some() {
+                self.style.note(&format!("model changed to {model}"), out)?;
+            }
+            session.model = Some(model.clone());
+        }
+        Ok(())
+    }
+
     /// Writes one event of the session's own (not copied).
     fn show(&mut self, e: &Event) -> io::Result<()> {
         let thread = thread_of(e);
@@ -145,6 +176,8 @@ impl<S: Style> Render<'_, S> {
         let session = &mut *self.session;
         session.shown = true;
         session.body.thread(thread, e.parent_call_id.as_deref());
+        self.context_notes(e, thread)?;
+        let session = &mut *self.session;
         if let Some(text) = note {
             if session.last_note == Some(text) {
                 return Ok(());
@@ -240,6 +273,8 @@ impl<'w, S: Style> Transcript<'w, S> {
                 shown: false,
                 pending: Vec::new(),
                 last_note: None,
+                model: None,
+                rolled_back: false,
             });
             open.len() - 1
         });
