@@ -337,6 +337,42 @@ fn model_changes_and_rolled_back_turns_are_noted() {
     assert!(md.contains("**shell** `user_shell`: `ls`"), "{md}");
 }
 
+#[test]
+fn images_are_placeholders_embedded_or_files_beside_the_transcript() {
+    let sample = corpus("claude/user-record-classes.jsonl");
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk";
+    let placeholder = String::from_utf8(convert(&[&sample, "--to", "html"])).unwrap();
+    assert!(placeholder.contains("[image: image/png, 0 KB]") && !placeholder.contains("<img"), "{placeholder}");
+    let embedded = String::from_utf8(convert(&[&sample, "--to", "html", "--images", "embed"])).unwrap();
+    assert!(embedded.contains(&format!("src=\"data:image/png;base64,{png}")), "embedded");
+    let dir = tempfile::tempdir().unwrap();
+    for (out, folder) in [("t.md", "t.files"), ("pages/", "pages/files")] {
+        let out = dir.path().join(out);
+        convert(&[&sample, "--images", "files", "--to", "md", "-o", &out.display().to_string()]);
+        let files: Vec<PathBuf> =
+            std::fs::read_dir(dir.path().join(folder)).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(files.len(), 1, "{files:?}");
+        let bytes = std::fs::read(&files[0]).unwrap();
+        assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG file");
+        // The transcript links it by a path relative to itself.
+        let transcript = if out.is_dir() {
+            let folder = out.join("claude-code");
+            std::fs::read_dir(folder).unwrap().next().unwrap().unwrap().path()
+        } else {
+            out.clone()
+        };
+        let text = std::fs::read_to_string(&transcript).unwrap();
+        let link = text.split("![image](<").nth(1).and_then(|l| l.split(">)").next()).expect("an image link");
+        assert_eq!(transcript.parent().unwrap().join(link).canonicalize().unwrap(), files[0].canonicalize().unwrap());
+    }
+    // Standard output has no beside.
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", "-q", &sample, "--to", "md", "--images", "files"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     for entry in walkdir::WalkDir::new(from) {
         let entry = entry.unwrap();
@@ -412,12 +448,15 @@ fn html_transcripts_run_nothing_in_a_real_browser() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let page = |input: String, name: &str| {
+    let page_with = |input: String, name: &str, args: &[&str]| {
         let path = dir.path().join(name);
-        convert(&[&input, "-o", &path.display().to_string()]);
+        convert(&[&[input.as_str(), "-o", &path.display().to_string()], args].concat());
         path.display().to_string()
     };
+    let page = |input: String, name: &str| page_with(input, name, &[]);
     let mut pages = vec![page(corpus("claude/hostile-text.jsonl"), "hostile.html")];
+    pages.push(page_with(corpus("claude/user-record-classes.jsonl"), "images.html", &["--images", "files"]));
+    pages.push(page_with(corpus("claude/user-record-classes.jsonl"), "embedded.html", &["--images", "embed"]));
     pages.push(page(corpus("claude/subagents-2.1"), "claude-subagents.html"));
     pages.push(page(corpus("codex/compacted-and-rolled-back.jsonl"), "codex-compaction.html"));
     if let Some(shared) = common::shared_corpus() {

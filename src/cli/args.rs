@@ -150,8 +150,8 @@ pub struct ConvertArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 2000, help_heading = "Transcripts")]
     pub fold_bytes: usize,
 
-    /// Transcripts: show images as placeholders (type and size), or embed inline PNG, JPEG, GIF
-    /// and WebP images as data.
+    /// Transcripts: show images as placeholders (type and size), embed inline PNG, JPEG, GIF and
+    /// WebP images as data, or write them to files beside the output (`out.files/`, `DIR/files/`).
     #[arg(long, value_enum, default_value_t = ImagesArg::Placeholder, value_name = "HOW", help_heading = "Transcripts")]
     pub images: ImagesArg,
 }
@@ -174,6 +174,8 @@ pub enum ImagesArg {
     Placeholder,
     /// Embedded as data.
     Embed,
+    /// Written to files beside the output and linked.
+    Files,
 }
 
 /// `--shard K/N`.

@@ -242,12 +242,31 @@ fn output_format(args: &ConvertArgs) -> Result<String, CliError> {
     })
 }
 
+/// What transcripts show, from the command line.
+fn transcript_options(args: &ConvertArgs) -> write::TranscriptOptions {
+    write::TranscriptOptions {
+        reasoning: match args.reasoning {
+            args::ReasoningArg::Folded => ReasoningShown::Folded,
+            args::ReasoningArg::Full => ReasoningShown::Full,
+            args::ReasoningArg::Omit => ReasoningShown::Omitted,
+        },
+        images: match args.images {
+            args::ImagesArg::Placeholder => ImagesShown::Placeholder,
+            args::ImagesArg::Embed => ImagesShown::Embedded,
+            args::ImagesArg::Files => ImagesShown::Files,
+        },
+        fold_lines: args.fold_lines,
+        fold_bytes: args.fold_bytes,
+    }
+}
+
 /// Refuses every output path of a convert run (the output, files beside it, the report) that
 /// is an input, lies inside one, or holds one.
 fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[InputSpec]) -> Result<(), String> {
     let guard = guard::Inputs::new(&args.inputs, inputs);
     let options = write::Options {
         partition_by: vec![write::PartitionKey::Agent; args.partition_by.len()],
+        transcript: transcript_options(args),
         ..write::Options::default()
     };
     let mut outputs = Vec::new();
@@ -330,19 +349,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     // More reading threads than cores only contend for them.
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
-    let transcript = write::TranscriptOptions {
-        reasoning: match args.reasoning {
-            args::ReasoningArg::Folded => ReasoningShown::Folded,
-            args::ReasoningArg::Full => ReasoningShown::Full,
-            args::ReasoningArg::Omit => ReasoningShown::Omitted,
-        },
-        images: match args.images {
-            args::ImagesArg::Placeholder => ImagesShown::Placeholder,
-            args::ImagesArg::Embed => ImagesShown::Embedded,
-        },
-        fold_lines: args.fold_lines,
-        fold_bytes: args.fold_bytes,
-    };
+    let transcript = transcript_options(&args);
     let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1, transcript };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {

@@ -7,7 +7,8 @@ Usage: browser.py SCREENSHOT_DIR HOSTILE.html [TRANSCRIPT.html ...]
   as written, and with its Content Security Policy taken out, so that escaping alone must keep
   every script from running. Nothing may run: no alert, `window.pwned` unset, the title kept.
 - Every page: no script element, no element with an event-handler attribute, no link or source
-  with a `javascript:` URL; each folded section (`<details>`) opens when its summary is clicked.
+  with a `javascript:` URL; every image it shows (embedded, or a file beside it) loads; each
+  folded section (`<details>`) opens when its summary is clicked.
 - A screenshot of each page (the top, with its first folded sections opened) goes to
   SCREENSHOT_DIR, to look at.
 
@@ -73,6 +74,10 @@ def check_page(driver, path, screenshot, hostile):
         summary.click()
         assert driver.execute_script("return arguments[0].open", d), f"{name}: a folded section did not open"
     driver.execute_script("window.scrollTo(0, 0)")
+    broken = driver.execute_script(
+        "return Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
+    assert not broken, f"{name}: images that did not load: {broken[:3]}"
     if hostile:
         text = driver.find_element(By.TAG_NAME, "body").text
         assert "<script>" in text, f"{name}: the hostile text is not shown as text"

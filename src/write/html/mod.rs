@@ -7,8 +7,9 @@
 mod safe;
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-use crate::write::transcript::view::{Attachment, Exchange, Shown, attachments, one_line, output_label};
+use crate::write::transcript::view::{Attachment, Exchange, Shown, one_line, output_label};
 use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, thousands};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
@@ -20,6 +21,10 @@ const CSS: &str = include_str!("page.css");
 /// No script, no network: only the inline style sheet and embedded images.
 const POLICY: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'";
+
+/// The same, and image files beside the page (`--images files`).
+const POLICY_WITH_FILES: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data: 'self' file:; base-uri 'none'; form-action 'none'";
 
 /// The HTML writer.
 pub struct Html;
@@ -40,6 +45,10 @@ impl Writer for Html {
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         transcript::open(HtmlStyle { images: options.transcript.images }, self.name(), target, options)
     }
+
+    fn side_files(&self, path: &Path, options: &Options) -> Vec<PathBuf> {
+        transcript::side_files(path, options)
+    }
 }
 
 /// How each section of a transcript looks in HTML.
@@ -50,6 +59,10 @@ struct HtmlStyle {
 impl HtmlStyle {
     fn attachments(&self, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
         for a in attachments {
+            if let Some(link) = &a.link {
+                writeln!(out, "<img class=\"embedded\" alt=\"{}\" src=\"{}\">", a.what, escaped(link))?;
+                continue;
+            }
             match (self.images == ImagesShown::Embedded).then(|| a.data_url()).flatten() {
                 Some(url) => writeln!(out, "<img class=\"embedded\" alt=\"{}\" src=\"{url}\">", a.what)?,
                 None => writeln!(out, "<p class=\"attachment\">{}</p>", escaped(&a.placeholder()))?,
@@ -130,7 +143,8 @@ impl Style for HtmlStyle {
     fn begin_document(&mut self, title: &str, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">")?;
         writeln!(out, "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")?;
-        writeln!(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">")?;
+        let policy = if self.images == ImagesShown::Files { POLICY_WITH_FILES } else { POLICY };
+        writeln!(out, "<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">")?;
         writeln!(out, "<meta name=\"referrer\" content=\"no-referrer\">")?;
         writeln!(out, "<meta name=\"generator\" content=\"agentlog\">")?;
         writeln!(
@@ -237,7 +251,7 @@ impl Style for HtmlStyle {
                     writeln!(out, "<p class=\"outcome\">{}</p>", escaped(&label))?;
                     pre(&output.text, "", out)?;
                 }
-                self.attachments(&attachments(&output.parts), out)?;
+                self.attachments(&x.attachments, out)?;
             }
         }
         writeln!(out, "</div>")

@@ -7,6 +7,7 @@
 mod render;
 
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
 use crate::write::transcript::view::{Attachment, Exchange, Shown, output_label};
 use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, thousands};
@@ -37,6 +38,10 @@ impl Writer for Markdown {
     fn open<'w>(&self, target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
         transcript::open(MarkdownStyle { images: options.transcript.images }, self.name(), target, options)
     }
+
+    fn side_files(&self, path: &Path, options: &Options) -> Vec<PathBuf> {
+        transcript::side_files(path, options)
+    }
 }
 
 /// How each section of a transcript looks in Markdown.
@@ -47,6 +52,10 @@ struct MarkdownStyle {
 impl MarkdownStyle {
     fn attachments(&self, attachments: &[Attachment], out: &mut dyn Write) -> io::Result<()> {
         for a in attachments {
+            if let Some(link) = &a.link {
+                writeln!(out, "![{}](<{}>)\n", a.what, link.replace('<', "%3C").replace('>', "%3E"))?;
+                continue;
+            }
             match (self.images == ImagesShown::Embedded).then(|| a.data_url()).flatten() {
                 Some(url) => writeln!(out, "![{}]({url})\n", a.what)?,
                 None => writeln!(out, "*{}*\n", escape_line(&a.placeholder()))?,
@@ -167,7 +176,7 @@ impl Style for MarkdownStyle {
             writeln!(out, "*{label}*\n")?;
             fence(&output.text, "", out)?;
         }
-        self.attachments(&transcript::view::attachments(&output.parts), out)
+        self.attachments(&x.attachments, out)
     }
 
     fn index(&mut self, sessions: &[Listed], empty: usize, out: &mut dyn Write) -> io::Result<()> {

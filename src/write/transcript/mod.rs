@@ -18,10 +18,12 @@
 
 mod body;
 mod dir;
+mod images;
 mod sink;
 pub mod view;
 
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
@@ -31,6 +33,7 @@ use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, is_direct
 pub use body::Frame;
 use dir::Dir;
 pub use dir::Listed;
+use images::ImageFiles;
 use sink::{Out, To, Transcript};
 use view::{Attachment, Exchange};
 
@@ -54,6 +57,9 @@ pub enum ImagesShown {
     Placeholder,
     /// Inline images embedded as data (PNG, JPEG, GIF, WebP; others stay placeholders).
     Embedded,
+    /// Inline images (the same types) written once each to a folder beside the transcript
+    /// (`out.files/` beside `out.md`, `DIR/files/` for `-o DIR/`) and linked.
+    Files,
 }
 
 /// What a transcript shows, and how much before it folds.
@@ -231,6 +237,14 @@ pub trait Style: Frame + Send {
     fn index(&mut self, sessions: &[Listed], empty: usize, out: &mut dyn Write) -> io::Result<()>;
 }
 
+/// Files a transcript writes beside the output `path`: the image folder of `--images files`.
+pub fn side_files(path: &Path, options: &Options) -> Vec<PathBuf> {
+    match options.transcript.images == ImagesShown::Files && !is_directory_target(path) {
+        true => vec![ImageFiles::beside(path).dir().to_owned()],
+        false => Vec::new(),
+    }
+}
+
 /// Opens a transcript writer with `style` on `target`.
 ///
 /// # Errors
@@ -245,12 +259,22 @@ pub fn open<'w, S: Style + 'static>(
     if !options.partition_by.is_empty() {
         return Err(unsupported("--partition-by", format));
     }
-    let to = match target {
-        Target::Stream(out) => To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out)), false),
-        Target::Path(path) if is_directory_target(&path) => To::Dir(Box::new(Dir::new(&path, style.extension()))),
+    let files = options.transcript.images == ImagesShown::Files;
+    let (to, images) = match target {
+        Target::Stream(_) if files => {
+            return Err(WriteError::Unsupported {
+                message: "--images files writes images beside the transcript: add -o FILE or -o DIR/".into(),
+            });
+        }
+        Target::Stream(out) => (To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out)), false), None),
+        Target::Path(path) if is_directory_target(&path) => {
+            let images = files.then(|| ImageFiles::new(path.join("files"), "../files/".into()));
+            (To::Dir(Box::new(Dir::new(&path, style.extension()))), images)
+        }
         Target::Path(path) => {
-            To::One(BufWriter::with_capacity(256 * 1024, Out::File(AtomicFile::create(&path)?)), false)
+            let images = files.then(|| ImageFiles::beside(&path));
+            (To::One(BufWriter::with_capacity(256 * 1024, Out::File(AtomicFile::create(&path)?)), false), images)
         }
     };
-    Ok(Box::new(Transcript::new(style, options.transcript, to)))
+    Ok(Box::new(Transcript::new(style, options.transcript, to, images)))
 }

@@ -9,6 +9,7 @@ use crate::write::{AtomicFile, EventSink};
 
 use super::body::{Body, GATHERED, Spool};
 use super::dir::Dir;
+use super::images::ImageFiles;
 use super::view::{self, Exchange, attachments, command_text, injected_label};
 use super::{Content, Header, ReasoningShown, Style, TranscriptOptions};
 
@@ -72,6 +73,8 @@ pub struct Transcript<'w, S: Style> {
     index: HashMap<(Agent, String), usize>,
     /// The session of the last event, in `open`.
     current: usize,
+    /// Where images go with `--images files`.
+    images: Option<ImageFiles>,
 }
 
 /// The subagent thread an event belongs to; `None` for the session's main thread.
@@ -88,6 +91,7 @@ struct Render<'a, S> {
     spool: &'a mut Spool,
     style: &'a mut S,
     options: &'a TranscriptOptions,
+    images: &'a mut Option<ImageFiles>,
 }
 
 impl<S: Style> Render<'_, S> {
@@ -100,7 +104,10 @@ impl<S: Style> Render<'_, S> {
     ) -> io::Result<()> {
         let body = &mut self.session.body;
         body.thread(thread, None);
-        let exchange = Exchange::new(call, output);
+        let mut exchange = Exchange::new(call, output);
+        if let Some(images) = self.images {
+            images.link(&mut exchange.attachments)?;
+        }
         let fold = output.is_some_and(|o| {
             o.text.len() > self.options.fold_bytes || o.text.lines().count() > self.options.fold_lines
         });
@@ -192,12 +199,20 @@ impl<S: Style> Render<'_, S> {
                     session.prompts += 1;
                 }
                 self.flush_pending(Some(thread))?;
+                let mut list = attachments(&m.parts);
+                if let Some(images) = self.images {
+                    images.link(&mut list)?;
+                }
                 let body = &mut self.session.body;
                 body.thread(thread, None);
-                self.style.prompt(&m.text, &attachments(&m.parts), &mut body.writer(self.spool))
+                self.style.prompt(&m.text, &list, &mut body.writer(self.spool))
             }
             Payload::Message(m) if m.role == Role::Assistant && !e.injected => {
-                self.style.answer(&m.text, &attachments(&m.parts), &mut session.body.writer(self.spool))
+                let mut list = attachments(&m.parts);
+                if let Some(images) = self.images {
+                    images.link(&mut list)?;
+                }
+                self.style.answer(&m.text, &list, &mut session.body.writer(self.spool))
             }
             Payload::Message(m) => {
                 let label = injected_label(m.role, &m.text);
@@ -243,7 +258,7 @@ impl<S: Style> Render<'_, S> {
 
 impl<'w, S: Style> Transcript<'w, S> {
     /// A sink writing to `to`.
-    pub fn new(style: S, options: TranscriptOptions, to: To<'w>) -> Self {
+    pub fn new(style: S, options: TranscriptOptions, to: To<'w>, images: Option<ImageFiles>) -> Self {
         Transcript {
             style,
             options,
@@ -252,6 +267,7 @@ impl<'w, S: Style> Transcript<'w, S> {
             open: Vec::new(),
             index: HashMap::new(),
             current: 0,
+            images,
         }
     }
 
@@ -298,6 +314,7 @@ impl<'w, S: Style> Transcript<'w, S> {
                 spool: &mut self.spool,
                 style: &mut self.style,
                 options: &self.options,
+                images: &mut self.images,
             };
             render.flush_pending(None)?;
             let summary = session.tally.finish();
@@ -337,7 +354,8 @@ impl<S: Style> EventSink for Transcript<'_, S> {
             session.copied += 1;
             return Ok(());
         }
-        Render { session, spool: &mut self.spool, style: &mut self.style, options: &self.options }.show(e)?;
+        let images = &mut self.images;
+        Render { session, spool: &mut self.spool, style: &mut self.style, options: &self.options, images }.show(e)?;
         if self.spool.gathered() > GATHERED {
             for session in &mut self.open {
                 session.body.hand_over(&mut self.spool)?;
@@ -352,6 +370,9 @@ impl<S: Style> EventSink for Transcript<'_, S> {
 
     fn finish(&mut self) -> io::Result<()> {
         self.write_sessions()?;
+        if let Some(images) = self.images.take() {
+            images.finish()?;
+        }
         match self.to.take().expect("finish is called once") {
             To::One(mut out, begun) => {
                 if !begun {

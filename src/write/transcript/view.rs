@@ -20,6 +20,8 @@ pub struct Exchange<'e> {
     pub input: Option<(String, bool)>,
     /// The output, when one was recorded.
     pub output: Option<&'e ToolOutput>,
+    /// The output's images and documents.
+    pub attachments: Vec<Attachment<'e>>,
     /// Whether the call started a subagent.
     pub subagent: bool,
 }
@@ -57,6 +59,7 @@ impl<'e> Exchange<'e> {
             shown: call.and_then(|_| shown(family, value.as_ref(), text)),
             input: input.filter(|(text, _)| !text.is_empty()),
             output,
+            attachments: output.map(|o| attachments(&o.parts)).unwrap_or_default(),
             subagent: family == ToolFamily::Subagent,
         }
     }
@@ -201,6 +204,8 @@ pub struct Attachment<'p> {
     pub data: Option<&'p str>,
     /// URL, for referenced ones.
     pub url: Option<&'p str>,
+    /// Where it was written beside the transcript (`--images files`), relative to it.
+    pub link: Option<String>,
 }
 
 /// The images and documents among `parts`.
@@ -214,12 +219,14 @@ pub fn attachments(parts: &[Part]) -> Vec<Attachment<'_>> {
                 media_type: media_type.as_deref(),
                 data: data.as_deref(),
                 url: url.as_deref(),
+                link: None,
             }),
             Part::Document { media_type, data, url } => Some(Attachment {
                 what: "document",
                 media_type: media_type.as_deref(),
                 data: data.as_deref(),
                 url: url.as_deref(),
+                link: None,
             }),
         })
         .collect()
@@ -276,6 +283,7 @@ mod tests {
             media_type: Some(media_type),
             data: Some(data),
             url: None,
+            link: None,
         };
         assert_eq!(image("image/png", "iVBORw0K").data_url().unwrap(), "data:image/png;base64,iVBORw0K");
         assert!(image("image/svg+xml", "PHN2Zz4=").data_url().is_none());
