@@ -172,6 +172,8 @@ struct PerSession {
     tick: u64,
     /// The line being written.
     line: Vec<u8>,
+    /// Sessions whose file is synced to disk.
+    synced: HashSet<(Agent, String)>,
     committed: bool,
 }
 
@@ -184,6 +186,7 @@ impl PerSession {
             open: HashMap::new(),
             tick: 0,
             line: Vec::new(),
+            synced: HashSet::new(),
             committed: false,
         }
     }
@@ -225,9 +228,16 @@ impl EventSink for PerSession {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        for (_, (mut file, _)) in self.open.drain() {
+        for (key, (mut file, _)) in self.open.drain() {
             file.flush()?;
             file.get_ref().sync_all()?;
+            self.synced.insert(key);
+        }
+        // Files closed earlier to stay under MAX_OPEN were flushed but not synced.
+        for (key, (temp, _)) in &self.files {
+            if !self.synced.contains(key) {
+                File::open(temp)?.sync_all()?;
+            }
         }
         let mut files: Vec<&(PathBuf, PathBuf)> = self.files.values().collect();
         files.sort();
