@@ -16,6 +16,8 @@ Examples:
   agentlog convert ~/.codex/sessions | jq .kind      one agent's sessions, as unified JSONL
   agentlog convert -o out --to parquet --partition-by agent,date
                                                      a Hive dataset for DuckDB, Polars, Spark
+  agentlog convert ~/.claude/projects -o transcripts/ --to html
+                                                     a page per session to read, and an index
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
