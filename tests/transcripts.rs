@@ -91,6 +91,7 @@ const ATTRIBUTES: &[&str] = &[
     "content",
     "http-equiv",
     "class",
+    "id",
     "href",
     "title",
     "alt",
@@ -371,6 +372,46 @@ fn images_are_placeholders_embedded_or_files_beside_the_transcript() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_subagent_thread_of_its_own_links_to_the_session_that_spawned_it() {
+    use agentlog::model::{Agent, Message};
+    use agentlog::write::{Options, Target, writer};
+    let message = |session: &str, role, text: &str| {
+        let payload = Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
+        let mut e = Event::new(session.into(), payload);
+        e.agent = Agent::Codex;
+        if session == "child" {
+            (e.is_sidechain, e.agent_id, e.parent_session_id) = (true, Some("reviewer".into()), Some("parent".into()));
+        }
+        e
+    };
+    let events = [
+        message("parent", Role::User, "review it"),
+        message("parent", Role::Assistant, "spawning a reviewer"),
+        message("child", Role::User, "look for injections"),
+        message("child", Role::Assistant, "none found"),
+    ];
+    let render = |format: &str, target: Target| {
+        let mut sink = writer(format).unwrap().open(target, &Options::default()).unwrap();
+        for e in &events {
+            sink.event(e).unwrap();
+            sink.end_group().unwrap();
+        }
+        sink.finish().unwrap();
+    };
+    let mut page = Vec::new();
+    render("html", Target::Stream(Box::new(&mut page)));
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("<article class=\"session\" id=\"session-codex-parent\">"), "{page}");
+    assert!(page.contains("<dt>subagent of</dt><dd><a href=\"#session-codex-parent\"><code>parent</code></a></dd>"));
+    // The thread's own prompt is its session's, not a fold of a subagent inside it.
+    assert!(page.contains("1 prompt, 0 tool calls") && !page.contains("<details class=\"subagent\">"), "{page}");
+    let dir = tempfile::tempdir().unwrap();
+    render("markdown", Target::Path(dir.path().join("out/")));
+    let child = std::fs::read_to_string(dir.path().join("out/codex/codex-child.md")).unwrap();
+    assert!(child.contains("- subagent of: [`parent`](<codex-parent.md>)"), "{child}");
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::write::transcript::view::{Attachment, Exchange, Shown, one_line, output_label};
-use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, thousands};
+use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, Value, anchor, thousands};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
 use safe::{escape, escaped, markdown};
@@ -159,13 +159,15 @@ impl Style for HtmlStyle {
     }
 
     fn header(&mut self, header: &Header, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "<article class=\"session\">\n<header>\n<h2>{}</h2>\n<dl class=\"facts\">",
-            escaped(&header.title())
-        )?;
-        for (name, value, code) in header.fields() {
-            let value = if code { format!("<code>{}</code>", escaped(&value)) } else { escaped(&value) };
+        let s = header.summary;
+        writeln!(out, "<article class=\"session\" id=\"{}\">", escaped(&anchor(s.agent, &s.session_id)))?;
+        writeln!(out, "<header>\n<h2>{}</h2>\n<dl class=\"facts\">", escaped(&header.title()))?;
+        for (name, value, shown) in header.fields() {
+            let value = match shown {
+                Value::Text => escaped(&value),
+                Value::Code => format!("<code>{}</code>", escaped(&value)),
+                Value::Link(to) => format!("<a href=\"{}\"><code>{}</code></a>", escaped(&to), escaped(&value)),
+            };
             writeln!(out, "<dt>{name}</dt><dd>{value}</dd>")?;
         }
         writeln!(out, "</dl>\n</header>")
@@ -255,6 +257,10 @@ impl Style for HtmlStyle {
             }
         }
         writeln!(out, "</div>")
+    }
+
+    fn anchors(&self) -> bool {
+        true
     }
 
     fn index(&mut self, sessions: &[Listed], empty: usize, out: &mut dyn Write) -> io::Result<()> {

@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::write::transcript::view::{Attachment, Exchange, Shown, output_label};
-use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, thousands};
+use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, Value, thousands};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
 use render::{code_span, escape_line, fence, folded, markdown};
@@ -97,8 +97,12 @@ impl Style for MarkdownStyle {
 
     fn header(&mut self, header: &Header, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "## {}\n", escape_line(&header.title()))?;
-        for (name, value, code) in header.fields() {
-            let value = if code { code_span(&value) } else { escape_line(&value) };
+        for (name, value, shown) in header.fields() {
+            let value = match shown {
+                Value::Text => escape_line(&value),
+                Value::Code => code_span(&value),
+                Value::Link(to) => format!("[{}](<{}>)", code_span(&value), to.replace('<', "%3C").replace('>', "%3E")),
+            };
             writeln!(out, "- {name}: {value}")?;
         }
         writeln!(out)

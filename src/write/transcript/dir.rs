@@ -1,7 +1,7 @@
 //! `-o DIR/`: one transcript per session, `DIR/<agent>/<agent>-<session id>.<ext>`, and
 //! `DIR/index.<ext>` listing them by project, newest first.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -41,6 +41,8 @@ pub struct Dir {
     /// events copied from another): those never given a file are counted in the index.
     shown: HashSet<(Agent, String)>,
     empty: HashSet<(Agent, String)>,
+    /// The file of each session written so far, relative to the root.
+    paths: HashMap<(Agent, String), String>,
 }
 
 impl Dir {
@@ -55,6 +57,7 @@ impl Dir {
             used: HashSet::new(),
             shown: HashSet::new(),
             empty: HashSet::new(),
+            paths: HashMap::new(),
         }
     }
 
@@ -64,9 +67,17 @@ impl Dir {
         self.shown.insert((agent, id.clone()));
         let name = session_file_name(agent, id, self.extension, &mut self.used);
         let relative = format!("{}/{name}", agent.as_str());
+        self.paths.entry((agent, id.clone())).or_insert_with(|| relative.clone());
         let file = AtomicFile::create(&self.root.join(&relative))?;
         let (writer, _) = self.current.insert((BufWriter::with_capacity(256 * 1024, file), relative));
         Ok(writer)
+    }
+
+    /// Where the file of session `id` of `agent`, if one was written, is from the folder of
+    /// `from`'s files.
+    pub fn link(&self, from: Agent, agent: Agent, id: &str) -> Option<String> {
+        let path = self.paths.get(&(agent, id.to_owned()))?;
+        Some(if from == agent { path.rsplit('/').next().unwrap_or(path).to_owned() } else { format!("../{path}") })
     }
 
     /// Ends the file begun last and lists its session in the index.

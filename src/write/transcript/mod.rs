@@ -102,6 +102,20 @@ pub struct Header<'s> {
     pub prompts: u64,
     /// Events copied from an earlier session and not repeated.
     pub copied: u64,
+    /// Where the parent session's transcript is, relative to this one, when it is written
+    /// beside it.
+    pub parent_link: Option<String>,
+}
+
+/// How a header's value is shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Plain text.
+    Text,
+    /// A name or path, best shown as code.
+    Code,
+    /// A name linking to another transcript at this relative address.
+    Link(String),
 }
 
 impl Header<'_> {
@@ -111,20 +125,19 @@ impl Header<'_> {
         s.title.as_deref().map_or_else(|| format!("Session {}", s.session_id), |t| view::one_line(t, 100))
     }
 
-    /// What the header lists, as (name, plain text) pairs in order; `code` values are names
-    /// and paths, best shown as code.
-    pub fn fields(&self) -> Vec<(&'static str, String, bool)> {
+    /// What the header lists, as (name, plain text, how to show it) in order.
+    pub fn fields(&self) -> Vec<(&'static str, String, Value)> {
         let s = self.summary;
-        let mut fields = vec![("session", s.session_id.clone(), true)];
+        let mut fields = vec![("session", s.session_id.clone(), Value::Code)];
         let versions =
             if s.agent_versions.is_empty() { String::new() } else { format!(" {}", s.agent_versions.join(", ")) };
-        fields.push(("agent", format!("{}{versions}", s.agent.as_str()), false));
+        fields.push(("agent", format!("{}{versions}", s.agent.as_str()), Value::Text));
         if !s.models.is_empty() {
-            fields.push(("model", s.models.join(", "), true));
+            fields.push(("model", s.models.join(", "), Value::Code));
         }
         for (name, value) in [("directory", &s.cwd), ("branch", &s.git_branch)] {
             if let Some(value) = value {
-                fields.push((name, value.clone(), true));
+                fields.push((name, value.clone(), Value::Code));
             }
         }
         if let Some(parent) = &s.parent_session_id {
@@ -134,11 +147,12 @@ impl Header<'_> {
                 Some(Relation::Resume) => "resumed from",
                 None => "parent",
             };
-            fields.push((relation, parent.clone(), true));
+            let shown = self.parent_link.clone().map_or(Value::Code, Value::Link);
+            fields.push((relation, parent.clone(), shown));
         }
         let time = |t: DateTime<Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
         if let Some(started) = s.started_at {
-            fields.push(("started", time(started), false));
+            fields.push(("started", time(started), Value::Text));
         }
         if let (Some(started), Some(ended)) = (s.started_at, s.ended_at) {
             let minutes = (ended - started).num_minutes();
@@ -147,10 +161,10 @@ impl Header<'_> {
             } else {
                 format!("{minutes} min")
             };
-            fields.push(("ended", format!("{} ({duration})", time(ended)), false));
+            fields.push(("ended", format!("{} ({duration})", time(ended)), Value::Text));
         }
         let activity = format!("{}, {}", counted(self.prompts, "prompt"), counted(s.counts.tool_calls, "tool call"));
-        fields.push(("activity", activity, false));
+        fields.push(("activity", activity, Value::Text));
         let u = &s.usage;
         fields.push((
             "tokens",
@@ -162,17 +176,24 @@ impl Header<'_> {
                 thousands(u.output_tokens),
                 thousands(u.responses)
             ),
-            false,
+            Value::Text,
         ));
         if self.copied > 0 {
             fields.push((
                 "replayed",
                 format!("{} events copied from an earlier session, not repeated", thousands(self.copied)),
-                false,
+                Value::Text,
             ));
         }
         fields
     }
+}
+
+/// The id of a session's section in a page of several: `session-<agent>-<id>`, the id reduced
+/// to ASCII letters, digits, `-` and `_`.
+pub fn anchor(agent: crate::model::Agent, session_id: &str) -> String {
+    let id: String = session_id.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_')).collect();
+    format!("session-{}-{id}", agent.as_str())
 }
 
 /// `n` and `what`, plural but for one: `1 prompt`, `1,024 tool calls`.
@@ -232,6 +253,11 @@ pub trait Style: Frame + Send {
 
     /// Writes a tool call with its output; `fold` says whether the output is folded.
     fn exchange(&mut self, exchange: &Exchange, fold: bool, out: &mut dyn Write) -> io::Result<()>;
+
+    /// Whether a page of several sessions can link to one of them ([`anchor`]).
+    fn anchors(&self) -> bool {
+        false
+    }
 
     /// Writes the index of a directory of transcripts; `empty` sessions had nothing to show.
     fn index(&mut self, sessions: &[Listed], empty: usize, out: &mut dyn Write) -> io::Result<()>;

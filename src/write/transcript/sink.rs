@@ -1,7 +1,7 @@
 //! The transcript sink: events in, sessions out, each written whole when its group of inputs
 //! ends (or at the end of the run, for a caller that does not say where groups end).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufWriter, Write};
 
 use crate::model::{Agent, Event, MetaType, Payload, Role, SessionTally, ToolCall, ToolOutput};
@@ -75,11 +75,14 @@ pub struct Transcript<'w, S: Style> {
     current: usize,
     /// Where images go with `--images files`.
     images: Option<ImageFiles>,
+    /// Sessions written so far, which a later one may link to.
+    written: HashSet<(Agent, String)>,
 }
 
-/// The subagent thread an event belongs to; `None` for the session's main thread.
+/// The subagent thread an event belongs to; `None` for the session's main thread. A thread
+/// that is a session of its own, spawned by another (Codex), is its session's main thread.
 fn thread_of(e: &Event) -> Option<&str> {
-    if !e.is_sidechain {
+    if !e.is_sidechain || e.parent_session_id.as_deref().is_some_and(|p| p != e.session_id) {
         return None;
     }
     Some(e.agent_id.as_deref().unwrap_or("sidechain"))
@@ -268,6 +271,7 @@ impl<'w, S: Style> Transcript<'w, S> {
             index: HashMap::new(),
             current: 0,
             images,
+            written: HashSet::new(),
         }
     }
 
@@ -318,7 +322,14 @@ impl<'w, S: Style> Transcript<'w, S> {
             };
             render.flush_pending(None)?;
             let summary = session.tally.finish();
-            let header = Header { summary: &summary, prompts: session.prompts, copied: session.copied };
+            let parent = summary.parent_session_id.as_deref();
+            let parent_link = parent.and_then(|p| match self.to.as_ref().expect("checked above") {
+                To::Dir(dir) => dir.link(summary.agent, summary.agent, p),
+                To::One(..) => (self.style.anchors() && self.written.contains(&(summary.agent, p.to_owned())))
+                    .then(|| format!("#{}", super::anchor(summary.agent, p))),
+            });
+            self.written.insert((summary.agent, summary.session_id.clone()));
+            let header = Header { summary: &summary, prompts: session.prompts, copied: session.copied, parent_link };
             match self.to.as_mut().expect("checked above") {
                 To::One(out, begun) => {
                     if !*begun {
