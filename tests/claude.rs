@@ -384,6 +384,37 @@ fn usage_totals_match_the_independent_reader_on_real_sessions() {
     }
 }
 
+// A subagent without a transcript file of its own leaves its replies only in the session's
+// `progress` records. The five claude-haiku-4-5 replies of spotter/subagent.jsonl, summed by
+// hand from its agent_progress records: 2+6+6+6+4 input, 3+1+1+1+1 output,
+// 15584+17982+18344+20728+22705 cache read, 2398+362+2384+1977+7164 cache write.
+#[test]
+fn subagent_replies_seen_only_in_progress_records_are_counted_once() {
+    let Some(root) = real_claude() else { return };
+    let (events, _) = common::read_file(&Claude, &root.join("spotter/subagent.jsonl"), "subagent.jsonl");
+    let mut totals = [0u64; 5];
+    for e in events.iter().filter(|e| e.is_sidechain && !e.copied) {
+        if let Payload::Meta(m) = &e.payload
+            && m.meta_type == MetaType::Usage
+        {
+            let u = m.usage.as_ref().unwrap();
+            assert_eq!(u.model.as_deref(), Some("claude-haiku-4-5-20251001"));
+            assert_eq!(e.agent_id.as_deref(), Some("afb92ff"));
+            totals = [
+                totals[0] + 1,
+                totals[1] + u.input_tokens.unwrap(),
+                totals[2] + u.output_tokens.unwrap(),
+                totals[3] + u.cache_read_tokens.unwrap(),
+                totals[4] + u.cache_write_tokens.unwrap(),
+            ];
+        }
+    }
+    assert_eq!(totals, [5, 24, 7, 95_343, 14_285]);
+    // Where the subagent's own file holds the same replies, they count once: the session of
+    // spotter/258c7280… has two such replies, and its totals match the independent reader
+    // (usage_totals_match_the_independent_reader_on_real_sessions).
+}
+
 #[test]
 fn usage_totals_match_the_independent_script_for_every_session() {
     let Some(root) = real_claude() else { return };

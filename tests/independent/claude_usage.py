@@ -4,7 +4,9 @@ usage: claude_usage.py DIR
 
 Rule (reference/claude-format.md §8.1): assistant lines sharing (message.id, requestId) are one
 response; its usage is the line with the largest output_tokens (the last one on ties), never
-a sum. Lines whose model is <synthetic> or that are API error messages count nothing. Files are
+a sum. A subagent's reply recorded in a `progress` record (`data.type` `agent_progress`,
+reply in `data.message.message`, request in `data.message.requestId`) is a line of its
+response like any other. Lines whose model is <synthetic> or that are API error messages count nothing. Files are
 read in name order, depth first (directories in place, as `walkdir` sorts them); a response
 already counted in an earlier file, or all of whose lines repeat record uuids of earlier files
 (a resumed session's copies), counts nothing again. Totals go to the sessionId of the line
@@ -44,15 +46,24 @@ def main():
                 copied = r.get("uuid") in seen_uuids
                 if r.get("uuid"):
                     file_uuids.append(r["uuid"])
-                m = r.get("message")
-                if r.get("type") != "assistant" or not isinstance(m, dict):
+                m, request = r.get("message"), r.get("requestId")
+                # A subagent's reply seen in a progress record (agent_progress): the reply is
+                # data.message.message, its request data.message.requestId.
+                data = r.get("data")
+                if r.get("type") == "progress" and isinstance(data, dict) and data.get("type") == "agent_progress":
+                    outer = data.get("message")
+                    if isinstance(outer, dict) and outer.get("type") == "assistant":
+                        m, request = outer.get("message"), outer.get("requestId")
+                elif r.get("type") != "assistant":
+                    continue
+                if not isinstance(m, dict):
                     continue
                 u = m.get("usage")
                 if not m.get("id") or not isinstance(u, dict):
                     continue
                 if m.get("model") == "<synthetic>" or r.get("isApiErrorMessage"):
                     continue
-                key = (m["id"], r.get("requestId") or "")
+                key = (m["id"], request or "")
                 out = u.get("output_tokens") or 0
                 if key not in groups:
                     groups[key] = {"best": None, "out": -1, "all_copied": True}

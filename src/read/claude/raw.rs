@@ -74,6 +74,28 @@ pub struct Message<'a> {
     pub usage: Option<Usage>,
 }
 
+/// `data` of a `progress` record whose `type` is `agent_progress` (2.0, 2.1): a subagent's
+/// message as it went by, `message.message` being the model's reply for an assistant message.
+#[derive(Debug, Deserialize)]
+pub struct AgentProgress<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(rename = "agentId", default)]
+    pub agent_id: Option<String>,
+    pub message: Option<ProgressMessage<'a>>,
+}
+
+/// `data.message` of an `agent_progress` record.
+#[derive(Debug, Deserialize)]
+pub struct ProgressMessage<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "borrowed")]
+    pub kind: Option<Cow<'a, str>>,
+    #[serde(rename = "requestId", default)]
+    pub request_id: Option<String>,
+    #[serde(borrow)]
+    pub message: Option<Message<'a>>,
+}
+
 /// `message.usage` of an assistant record: a snapshot taken when the line was written.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Usage {
