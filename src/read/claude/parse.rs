@@ -2,6 +2,7 @@
 //! settles across lines.
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use serde_json::value::RawValue;
 
@@ -316,9 +317,9 @@ impl Parser {
     /// the files of a project, so a subagent file holding the same response does not count it
     /// again.
     fn progress_response(head: &Event, object: &Object<'_>, data: &RawValue) -> Option<Box<Response>> {
-        if !data.get().contains("\"agent_progress\"") {
-            return None;
-        }
+        static AGENT_PROGRESS: LazyLock<memchr::memmem::Finder<'static>> =
+            LazyLock::new(|| memchr::memmem::Finder::new(b"\"agent_progress\""));
+        AGENT_PROGRESS.find(data.get().as_bytes())?;
         let progress: raw::AgentProgress<'_> = serde_json::from_str(data.get()).ok()?;
         let outer = progress.message.filter(|_| progress.kind.as_deref() == Some("agent_progress"))?;
         let reply = outer.message.filter(|_| outer.kind.as_deref() == Some("assistant"))?;
