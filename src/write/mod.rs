@@ -217,6 +217,19 @@ pub trait EventSink {
     fn finish(&mut self) -> io::Result<()>;
 }
 
+/// `&mut dyn Write` as a sized writer, for APIs that take `impl Write`.
+pub(crate) struct SizedWrite<'a>(pub &'a mut dyn Write);
+
+impl Write for SizedWrite<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
 /// Reads `len` bytes of `from` at offset `at` into `into`, which is cleared first.
 ///
 /// # Errors

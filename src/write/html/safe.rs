@@ -4,6 +4,7 @@
 
 use std::io::{self, Write};
 
+use crate::write::SizedWrite;
 use pulldown_cmark::{CodeBlockKind, CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
 
 /// Writes `text` with `&`, `<`, `>`, `"` and `'` escaped, for element content and quoted
@@ -63,25 +64,12 @@ pub fn markdown(text: &str, out: &mut dyn Write) -> io::Result<()> {
         Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
     });
-    pulldown_cmark::html::write_html_io(Adapter(out), events)
+    pulldown_cmark::html::write_html_io(SizedWrite(out), events)
 }
 
 /// A link's target, or `#` when it is not safe.
 fn checked(url: CowStr<'_>) -> CowStr<'_> {
     if safe_url(&url) { url } else { CowStr::Borrowed("#") }
-}
-
-/// `&mut dyn Write` as the sized writer pulldown-cmark takes.
-struct Adapter<'a>(&'a mut dyn Write);
-
-impl Write for Adapter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 
-use crate::write::copy_range;
+use crate::write::{SizedWrite, copy_range};
 
 /// Bytes held in memory before the rest goes to a temporary file.
 const IN_MEMORY: usize = 8 << 20;
@@ -66,7 +66,7 @@ impl Spool {
                     file.flush()?;
                     self.dirty = false;
                 }
-                copy_range(file.get_ref(), start, end - start, &mut Adapter(out))
+                copy_range(file.get_ref(), start, end - start, &mut SizedWrite(out))
             }
         }
     }
@@ -251,19 +251,6 @@ impl Write for BodyWriter<'_> {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
-    }
-}
-
-/// `&mut dyn Write` as a sized writer.
-struct Adapter<'a>(&'a mut dyn Write);
-
-impl Write for Adapter<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.0.flush()
     }
 }
 
