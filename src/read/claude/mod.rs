@@ -16,6 +16,7 @@ mod classify;
 mod map;
 mod parse;
 mod paths;
+mod progress;
 mod raw;
 
 use std::io;

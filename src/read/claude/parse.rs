@@ -2,13 +2,12 @@
 //! settles across lines.
 
 use std::borrow::Cow;
-use std::sync::LazyLock;
 
 use serde_json::value::RawValue;
 
 use super::classify::UserTurn;
-use super::paths;
 use super::raw::{self, Block, Content, MediaSource, Message as RawMessage, Record, ResultFacts, TaskInput};
+use super::{paths, progress};
 use crate::model::{
     Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
 };
@@ -311,38 +310,6 @@ impl Parser {
         }))
     }
 
-    /// The usage of a subagent's model response that Claude Code recorded in a `progress`
-    /// record (`agent_progress`): the only record of it for a subagent without a transcript
-    /// file of its own. Counted like any response, once per (`message.id`, `requestId`) across
-    /// the files of a project, so a subagent file holding the same response does not count it
-    /// again.
-    fn progress_response(head: &Event, object: &Object<'_>, data: &RawValue) -> Option<Box<Response>> {
-        static AGENT_PROGRESS: LazyLock<memchr::memmem::Finder<'static>> =
-            LazyLock::new(|| memchr::memmem::Finder::new(b"\"agent_progress\""));
-        AGENT_PROGRESS.find(data.get().as_bytes())?;
-        let progress: raw::AgentProgress<'_> = serde_json::from_str(data.get()).ok()?;
-        let outer = progress.message.filter(|_| progress.kind.as_deref() == Some("agent_progress"))?;
-        let reply = outer.message.filter(|_| outer.kind.as_deref() == Some("assistant"))?;
-        let (Some(id), Some(usage)) = (reply.id, reply.usage) else { return None };
-        if reply.model.as_deref() == Some("<synthetic>") {
-            return None;
-        }
-        let mut head = head.clone();
-        head.is_sidechain = true;
-        head.agent_id = progress.agent_id;
-        head.parent_session_id = Some(head.session_id.clone());
-        head.parent_call_id = object.raw("parentToolUseID").and_then(|r| serde_json::from_str(r.get()).ok());
-        head.response_id = Some(id.clone().into_owned());
-        head.context.model = reply.model.map(Cow::into_owned);
-        Some(Box::new(Response {
-            head,
-            output: usage.output_tokens.get().unwrap_or(0),
-            usage,
-            all_copied: false,
-            key: (id.into_owned(), outer.request_id.unwrap_or_default()),
-        }))
-    }
-
     /// A `tool_result` block; the mapper names the tool from its call.
     fn tool_result(block: &Block<'_>, object: &Object<'_>, structured: Option<&RawValue>) -> Result<Payload, Problem> {
         let mut text = Vec::new();
@@ -459,7 +426,7 @@ impl LineParser for Parser {
                 vec![with(&head, meta(MetaType::Title, Json::from_value(&data)))]
             }
             "progress" => {
-                parsed.usage = object.raw("data").and_then(|data| Self::progress_response(&head, &object, data));
+                parsed.usage = object.raw("data").and_then(|data| progress::response(&head, &object, data));
                 vec![with(&head, meta(MetaType::Progress, object.to_json()))]
             }
             _ => {
