@@ -9,7 +9,7 @@ mod safe;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::write::transcript::view::{Attachment, Exchange, Shown, one_line, output_label};
+use crate::write::transcript::view::{Attachment, Exchange, Shown, one_line};
 use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, Value, anchor, thousands};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
@@ -244,7 +244,7 @@ impl Style for HtmlStyle {
         match x.output {
             None => writeln!(out, "<p class=\"outcome\">no output recorded</p>")?,
             Some(output) => {
-                let label = output_label(output);
+                let label = x.output_label();
                 if output.text.is_empty() {
                     writeln!(out, "<p class=\"outcome\">{}</p>", escaped(&label))?;
                 } else if fold {

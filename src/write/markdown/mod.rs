@@ -9,7 +9,7 @@ mod render;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::write::transcript::view::{Attachment, Exchange, Shown, output_label};
+use crate::write::transcript::view::{Attachment, Exchange, Shown};
 use crate::write::transcript::{self, Content, Frame, Header, ImagesShown, Listed, Style, Value, thousands};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
 
@@ -171,7 +171,7 @@ impl Style for MarkdownStyle {
         let Some(output) = x.output else {
             return self.note("no output recorded", out);
         };
-        let label = output_label(output);
+        let label = x.output_label();
         if output.text.is_empty() {
             writeln!(out, "*{label}*\n")?;
         } else if fold {

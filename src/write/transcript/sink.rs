@@ -111,9 +111,8 @@ impl<S: Style> Render<'_, S> {
         if let Some(images) = self.images {
             images.link(&mut exchange.attachments)?;
         }
-        let fold = output.is_some_and(|o| {
-            o.text.len() > self.options.fold_bytes || o.text.lines().count() > self.options.fold_lines
-        });
+        let fold = output.is_some_and(|o| o.text.len() > self.options.fold_bytes)
+            || exchange.output_lines > self.options.fold_lines;
         self.style.exchange(&exchange, fold, &mut body.writer(self.spool))?;
         if exchange.subagent
             && thread.is_none()

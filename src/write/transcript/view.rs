@@ -20,6 +20,8 @@ pub struct Exchange<'e> {
     pub input: Option<(String, bool)>,
     /// The output, when one was recorded.
     pub output: Option<&'e ToolOutput>,
+    /// Lines of the output's text.
+    pub output_lines: usize,
     /// The output's images and documents.
     pub attachments: Vec<Attachment<'e>>,
     /// Whether the call started a subagent.
@@ -59,8 +61,23 @@ impl<'e> Exchange<'e> {
             shown: call.and_then(|_| shown(family, value.as_ref(), text)),
             input: input.filter(|(text, _)| !text.is_empty()),
             output,
+            output_lines: output.map_or(0, |o| o.text.lines().count()),
             attachments: output.map(|o| attachments(&o.parts)).unwrap_or_default(),
             subagent: family == ToolFamily::Subagent,
+        }
+    }
+}
+
+impl Exchange<'_> {
+    /// The line above the output: its size, and whether it failed.
+    pub fn output_label(&self) -> String {
+        let failed = self.output.is_some_and(|o| o.is_error == Some(true));
+        let error = if failed { ", error" } else { "" };
+        let exit = self.output.and_then(|o| o.exit_code).map(|c| format!(", exit code {c}")).unwrap_or_default();
+        match self.output_lines {
+            0 => format!("output empty{error}{exit}"),
+            1 => format!("output, 1 line{error}{exit}"),
+            lines => format!("output, {lines} lines{error}{exit}"),
         }
     }
 }
@@ -141,17 +158,6 @@ pub fn one_line(text: &str, chars: usize) -> String {
             short
         }
         None => short,
-    }
-}
-
-/// The line above a tool output: its size, and whether it failed.
-pub fn output_label(output: &ToolOutput) -> String {
-    let error = if output.is_error == Some(true) { ", error" } else { "" };
-    let exit = output.exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default();
-    match output.text.lines().count() {
-        0 => format!("output empty{error}{exit}"),
-        1 => format!("output, 1 line{error}{exit}"),
-        lines => format!("output, {lines} lines{error}{exit}"),
     }
 }
 
