@@ -21,6 +21,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+pub mod cost;
 pub mod model;
 pub mod pipeline;
 pub mod read;

@@ -12,7 +12,7 @@ use agentlog::model::{
 };
 use agentlog::write::{Options, PartitionKey, Target, writer};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, TimestampMicrosecondType};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, TimestampMicrosecondType};
 use arrow_array::{Array, RecordBatch, StringArray};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -128,9 +128,14 @@ fn events_of(batch: &RecordBatch, agent_from_path: Option<Agent>) -> Vec<Event> 
                             input_tokens: n("input_tokens"),
                             cache_read_tokens: n("cache_read_tokens"),
                             cache_write_tokens: n("cache_write_tokens"),
+                            cache_write_1h_tokens: n("cache_write_1h_tokens"),
                             output_tokens: n("output_tokens"),
                             reasoning_tokens: n("reasoning_tokens"),
                             total_tokens: n("total_tokens"),
+                            cost_usd: {
+                                let c = batch.column_by_name("cost_usd").unwrap().as_primitive::<Float64Type>();
+                                (!c.is_null(i)).then(|| c.value(i))
+                            },
                             model: s("model"),
                             response_id: s("response_id"),
                         }

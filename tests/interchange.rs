@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use agentlog::model::SCHEMA_VERSION;
 use assert_cmd::cargo::cargo_bin_cmd;
 
 fn inputs() -> Vec<PathBuf> {
@@ -133,8 +134,11 @@ fn an_event_breaking_the_schema_stops_the_writer_and_leaves_no_file() {
         std::fs::read_to_string(common::own_corpus().join("codex/envelope-user-and-assistant-text.jsonl")).unwrap();
     let unified =
         cargo_bin_cmd!("agentlog").arg("convert").arg("-q").arg("-").write_stdin(line).output().unwrap().stdout;
-    let text =
-        String::from_utf8(unified).unwrap().replacen("\"schema_version\":\"1.0\"", "\"schema_version\":\"9.0\"", 2);
+    let text = String::from_utf8(unified).unwrap().replacen(
+        &format!("\"schema_version\":\"{SCHEMA_VERSION}\""),
+        "\"schema_version\":\"9.0\"",
+        2,
+    );
     let bad = dir.path().join("bad.jsonl");
     std::fs::write(&bad, text).unwrap();
     let doc = dir.path().join("out.json");

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Json, SCHEMA_VERSION};
+use super::{Json, SCHEMA_VERSION, Usage};
 
 /// One event of a coding-agent session: a message, a reasoning block, a tool call, a tool
 /// output or a meta record.
@@ -417,31 +417,6 @@ impl MetaType {
             Unknown => "unknown",
         }
     }
-}
-
-/// Token usage of one model response.
-///
-/// The four counts `input_tokens`, `cache_read_tokens`, `cache_write_tokens` and
-/// `output_tokens` do not overlap; `reasoning_tokens` is part of `output_tokens`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(schemars::JsonSchema))]
-pub struct Usage {
-    /// Input tokens neither read from nor written to the prompt cache.
-    pub input_tokens: Option<u64>,
-    /// Input tokens read from the prompt cache.
-    pub cache_read_tokens: Option<u64>,
-    /// Input tokens written to the prompt cache.
-    pub cache_write_tokens: Option<u64>,
-    /// Output tokens, reasoning included.
-    pub output_tokens: Option<u64>,
-    /// Output tokens spent on reasoning (part of `output_tokens`).
-    pub reasoning_tokens: Option<u64>,
-    /// All tokens of the response: input, cache reads, cache writes and output.
-    pub total_tokens: Option<u64>,
-    /// Model that served the response; null when the source does not say.
-    pub model: Option<String>,
-    /// Provider's response id, where recorded.
-    pub response_id: Option<String>,
 }
 
 /// Context in force for an event.

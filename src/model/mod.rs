@@ -41,6 +41,7 @@ mod json;
 mod session;
 pub(crate) mod time;
 mod tools;
+mod usage;
 
 #[cfg(test)]
 mod schema;
@@ -48,7 +49,6 @@ mod schema;
 pub use check::{Schemas, Violation};
 pub use event::{
     Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
-    Usage,
 };
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry};
@@ -56,9 +56,10 @@ pub(crate) use json::has_line_break;
 pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
 pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};
 pub use tools::{ToolFamily, mcp_server};
+pub use usage::Usage;
 
 /// Version of the unified event and interchange schemas written by this build.
-pub const SCHEMA_VERSION: &str = "1.0";
+pub const SCHEMA_VERSION: &str = "1.1";
 
 /// `$id` of the published unified event schema (`schema/event.schema.json`).
 pub const EVENT_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/event.schema.json";

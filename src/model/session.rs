@@ -89,8 +89,8 @@ pub struct Counts {
     pub diagnostics: u64,
 }
 
-/// Token usage summed over a session.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Token usage and cost summed over a session.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct UsageTotals {
     /// Model responses counted.
@@ -101,12 +101,22 @@ pub struct UsageTotals {
     pub cache_read_tokens: u64,
     /// Input tokens written to the cache.
     pub cache_write_tokens: u64,
+    /// Of the cache writes, those kept for one hour. Added in 1.1.
+    #[serde(default)]
+    pub cache_write_1h_tokens: u64,
     /// Output tokens, reasoning included.
     pub output_tokens: u64,
     /// Reasoning tokens (part of `output_tokens`).
     pub reasoning_tokens: u64,
     /// All tokens.
     pub total_tokens: u64,
+    /// Cost in US dollars of the responses that have one; null when none has. Added in 1.1.
+    #[serde(default)]
+    pub cost_usd: Option<f64>,
+    /// Responses without a cost, their model having no known price (they are not in
+    /// `cost_usd`). Added in 1.1.
+    #[serde(default)]
+    pub unpriced_responses: u64,
 }
 
 /// The largest token count or total kept: the largest value of the 64-bit signed integers
@@ -136,22 +146,30 @@ impl UsageTotals {
             input_tokens: usage.input_tokens.unwrap_or(0),
             cache_read_tokens: usage.cache_read_tokens.unwrap_or(0),
             cache_write_tokens: usage.cache_write_tokens.unwrap_or(0),
+            cache_write_1h_tokens: usage.cache_write_1h_tokens.unwrap_or(0),
             output_tokens: usage.output_tokens.unwrap_or(0),
             reasoning_tokens: usage.reasoning_tokens.unwrap_or(0),
             total_tokens: usage.total_tokens.unwrap_or(0),
+            cost_usd: usage.cost_usd,
+            unpriced_responses: u64::from(usage.cost_usd.is_none()),
         })
     }
 
     /// Adds another total; whether a total passed [`MAX_COUNT`] and was held there.
     pub fn merge(&mut self, other: &UsageTotals) -> bool {
+        if let Some(cost) = other.cost_usd {
+            self.cost_usd = Some(self.cost_usd.unwrap_or(0.0) + cost);
+        }
         let counts = [
             (&mut self.responses, other.responses),
             (&mut self.input_tokens, other.input_tokens),
             (&mut self.cache_read_tokens, other.cache_read_tokens),
             (&mut self.cache_write_tokens, other.cache_write_tokens),
+            (&mut self.cache_write_1h_tokens, other.cache_write_1h_tokens),
             (&mut self.output_tokens, other.output_tokens),
             (&mut self.reasoning_tokens, other.reasoning_tokens),
             (&mut self.total_tokens, other.total_tokens),
+            (&mut self.unpriced_responses, other.unpriced_responses),
         ];
         counts.into_iter().fold(false, |capped, (total, n)| add_capped(total, n) | capped)
     }

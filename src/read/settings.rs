@@ -1,9 +1,12 @@
-//! How a run reads its inputs: the longest line, and the thread pool that parses the lines of
-//! large inputs. A run makes its own; nothing is kept process-wide.
+//! How a run reads its inputs: the longest line, the thread pool that parses the lines of
+//! large inputs, and the prices of model responses. A run makes its own; nothing is kept
+//! process-wide.
 
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::cost::Prices;
 
 /// The default longest line: 256 MiB, far beyond any record the agents write.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
@@ -17,6 +20,7 @@ pub(crate) const KEPT_OF_LONG_LINE: usize = 200;
 pub struct Settings {
     max_line_bytes: usize,
     pool: Option<Arc<Pool>>,
+    prices: Arc<Prices>,
 }
 
 /// Threads that parse the lines of large inputs, and what they know of the inputs being read.
@@ -31,7 +35,7 @@ struct Pool {
 impl Default for Settings {
     /// Lines up to [`DEFAULT_MAX_LINE_BYTES`], parsed on the thread that reads them.
     fn default() -> Self {
-        Settings { max_line_bytes: DEFAULT_MAX_LINE_BYTES, pool: None }
+        Settings { max_line_bytes: DEFAULT_MAX_LINE_BYTES, pool: None, prices: Arc::new(Prices::embedded()) }
     }
 }
 
@@ -52,7 +56,23 @@ impl Settings {
         } else {
             None
         };
-        Ok(Settings { max_line_bytes: max_line_bytes.max(KEPT_OF_LONG_LINE), pool })
+        Ok(Settings {
+            max_line_bytes: max_line_bytes.max(KEPT_OF_LONG_LINE),
+            pool,
+            prices: Arc::new(Prices::embedded()),
+        })
+    }
+
+    /// These settings pricing model responses with `prices` instead of the embedded prices.
+    #[must_use]
+    pub fn with_prices(mut self, prices: Arc<Prices>) -> Self {
+        self.prices = prices;
+        self
+    }
+
+    /// The prices that give usage events their `cost_usd`.
+    pub fn prices(&self) -> &Prices {
+        &self.prices
     }
 
     /// The longest line read, in bytes.

@@ -152,6 +152,14 @@ impl Out<'_> {
         }
     }
 
+    fn opt_f64(&mut self, n: Option<f64>) {
+        match n {
+            // serde_json's own digits, so that the bytes stay those of `to_writer`.
+            Some(n) => serde_json::to_writer(&mut *self.0, &n).expect("writing to a Vec cannot fail"),
+            None => self.null(),
+        }
+    }
+
     fn bool(&mut self, b: bool) {
         self.raw(if b { "true" } else { "false" });
     }
@@ -288,12 +296,16 @@ impl Out<'_> {
         self.opt_u64(u.cache_read_tokens);
         self.raw(",\"cache_write_tokens\":");
         self.opt_u64(u.cache_write_tokens);
+        self.raw(",\"cache_write_1h_tokens\":");
+        self.opt_u64(u.cache_write_1h_tokens);
         self.raw(",\"output_tokens\":");
         self.opt_u64(u.output_tokens);
         self.raw(",\"reasoning_tokens\":");
         self.opt_u64(u.reasoning_tokens);
         self.raw(",\"total_tokens\":");
         self.opt_u64(u.total_tokens);
+        self.raw(",\"cost_usd\":");
+        self.opt_f64(u.cost_usd);
         self.raw(",\"model\":");
         self.opt_str(&u.model);
         self.raw(",\"response_id\":");
@@ -329,9 +341,11 @@ mod tests {
             input_tokens: Some(1),
             cache_read_tokens: None,
             cache_write_tokens: Some(u64::MAX),
+            cache_write_1h_tokens: Some(3),
             output_tokens: Some(0),
             reasoning_tokens: None,
             total_tokens: Some(7),
+            cost_usd: Some(0.1 + 0.2),
             model: s(),
             response_id: None,
         };

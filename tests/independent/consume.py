@@ -227,7 +227,9 @@ def main():
             "is_error": pa.bool_(),
             "exit_code": pa.int64(),
             "usage": pa.struct([(n, pa.int64()) for n in ("input_tokens", "cache_read_tokens", "cache_write_tokens",
-                                                          "output_tokens", "reasoning_tokens", "total_tokens")]),
+                                                          "cache_write_1h_tokens", "output_tokens", "reasoning_tokens",
+                                                          "total_tokens")]),
+            "cost_usd": pa.float64(),
         }
         for name, typ in expected.items():
             if schema.field(name).type != typ:
@@ -236,7 +238,7 @@ def main():
         if schema.field("kind").type != pa.string():
             fail(f"kind is {schema.field('kind').type}, expected string")
         meta = schema.metadata or {}
-        if meta.get(b"agentlog.schema_version") != b"1.0":
+        if meta.get(b"agentlog.schema_version") != b"1.1":
             fail(f"schema version metadata: {meta}")
 
     con = duckdb.connect()

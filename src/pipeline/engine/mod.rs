@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread;
 
-use crate::model::{Agent, Event};
+use crate::model::{Agent, Event, Meta, MetaType, Payload};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
 use crate::write::Encoder;
 
@@ -84,7 +84,10 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
         let mut dest_error = None;
         // A bug met in one input fails that input only: the others still convert.
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            reader.read(Input { name, bytes, shared: &mut shared }, &mut |event| {
+            reader.read(Input { name, bytes, shared: &mut shared }, &mut |mut event| {
+                if let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload {
+                    settings.prices().price(usage);
+                }
                 dest.event(event).inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
             })
         }));

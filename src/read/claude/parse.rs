@@ -534,10 +534,12 @@ pub(super) fn usage(u: &raw::Usage, event: &Event) -> Usage {
         input_tokens: u.input_tokens.get(),
         cache_read_tokens: u.cache_read_input_tokens.get(),
         cache_write_tokens: u.cache_creation_input_tokens.get(),
+        cache_write_1h_tokens: u.cache_creation.as_ref().and_then(|c| c.ephemeral_1h_input_tokens.get()),
         output_tokens: u.output_tokens.get(),
         reasoning_tokens: u.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens.get()),
         // Past the largest count, the total is unknown rather than wrapped.
         total_tokens: checked_sum(counts.iter().filter_map(|c| c.get())),
+        cost_usd: None,
         model: event.context.model.clone(),
         response_id: event.response_id.clone(),
     }

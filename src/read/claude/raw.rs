@@ -108,6 +108,14 @@ pub struct Usage {
     #[serde(default)]
     pub output_tokens: Count,
     pub output_tokens_details: Option<OutputDetails>,
+    pub cache_creation: Option<CacheCreation>,
+}
+
+/// `usage.cache_creation` (1.0.98+): the cache writes split by how long they are kept.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CacheCreation {
+    #[serde(default)]
+    pub ephemeral_1h_input_tokens: Count,
 }
 
 /// `usage.output_tokens_details` (2.1.22x): thinking tokens, a part of output tokens.

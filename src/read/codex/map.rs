@@ -245,9 +245,11 @@ impl Mapper {
             input_tokens: Some(u.input_tokens - cached),
             cache_read_tokens: Some(cached),
             cache_write_tokens: None,
+            cache_write_1h_tokens: None,
             output_tokens: Some(u.output_tokens),
             reasoning_tokens: Some(u.reasoning_output_tokens),
             total_tokens: Some(u.total()).filter(|t| *t <= crate::model::MAX_COUNT),
+            cost_usd: None,
             model: self.context.model.clone(),
             response_id: None,
         })

@@ -5,13 +5,20 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
-use super::kinds::{Flag, Int, Ints, Json, Runs, Text, Time};
+use super::kinds::{Flag, Float, Int, Ints, Json, Runs, Text, Time};
 use super::{int, metadata, plain};
 use crate::model::{self, Event, Payload, Usage};
 
 /// Names of the token usage struct's fields, in order.
-const USAGE_FIELDS: [&str; 6] =
-    ["input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "total_tokens"];
+const USAGE_FIELDS: [&str; 7] = [
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+];
 
 table! {
     /// The events table's columns.
@@ -31,7 +38,8 @@ table! {
         is_error: Flag, nullable => p.is_error;
         exit_code: Int, nullable => p.exit_code;
         duration_ms: Int, nullable => p.duration_ms;
-        usage: Ints<6> = Ints::new(USAGE_FIELDS), nullable => p.usage.map(usage_counts);
+        usage: Ints<7> = Ints::new(USAGE_FIELDS), nullable => p.usage.map(usage_counts);
+        cost_usd: Float, nullable => p.usage.and_then(|u| u.cost_usd);
         injected: Flag, required => Some(e.injected);
         copied: Flag, required => Some(e.copied);
         rolled_back: Flag, required => Some(e.rolled_back);
@@ -73,9 +81,17 @@ fn document(j: &Option<model::Json>) -> Option<&str> {
     j.as_ref().map(model::Json::get)
 }
 
-fn usage_counts(u: &Usage) -> [Option<i64>; 6] {
-    [u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, u.total_tokens]
-        .map(int)
+fn usage_counts(u: &Usage) -> [Option<i64>; 7] {
+    [
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+        u.total_tokens,
+    ]
+    .map(int)
 }
 
 /// The payload's share of a row: each kind of payload fills its own columns, the rest stay null.

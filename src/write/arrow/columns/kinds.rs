@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BooleanBuilder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
+    BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StringDictionaryBuilder, StructBuilder,
     TimestampMicrosecondBuilder,
 };
 use arrow_array::types::Int32Type;
@@ -146,6 +146,28 @@ impl Int {
 impl Column for Int {
     fn field(&self, name: &str, nullable: bool) -> Field {
         Field::new(name, DataType::Int64, nullable)
+    }
+
+    fn finish(&mut self, _: bool) -> ArrayRef {
+        Arc::new(self.0.finish())
+    }
+}
+
+/// A `Float64` column.
+#[derive(Default)]
+pub struct Float(Float64Builder);
+
+impl Float {
+    /// Appends a value or a null; returns 0 (no text).
+    pub fn append(&mut self, value: Option<f64>) -> usize {
+        self.0.append_option(value);
+        0
+    }
+}
+
+impl Column for Float {
+    fn field(&self, name: &str, nullable: bool) -> Field {
+        Field::new(name, DataType::Float64, nullable)
     }
 
     fn finish(&mut self, _: bool) -> ArrayRef {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
-use super::kinds::{Ints, Json, Runs, Strings, Text, Time};
+use super::kinds::{Float, Ints, Json, Runs, Strings, Text, Time};
 use super::{int, metadata};
 use crate::model::{self, Counts, SessionSummary, UsageTotals};
 
@@ -14,14 +14,16 @@ const COUNT_FIELDS: [&str; 8] =
     ["lines", "events", "messages", "reasoning", "tool_calls", "tool_outputs", "meta", "diagnostics"];
 
 /// Names of the session usage totals struct's fields, in order.
-const TOTAL_FIELDS: [&str; 7] = [
+const TOTAL_FIELDS: [&str; 9] = [
     "responses",
     "input_tokens",
     "cache_read_tokens",
     "cache_write_tokens",
+    "cache_write_1h_tokens",
     "output_tokens",
     "reasoning_tokens",
     "total_tokens",
+    "unpriced_responses",
 ];
 
 table! {
@@ -41,7 +43,8 @@ table! {
         agent_ids: Strings, required => &s.agent_ids;
         files: Strings, required => &s.files;
         counts: Ints<8> = Ints::new(COUNT_FIELDS), required => Some(counts(&s.counts));
-        usage: Ints<7> = Ints::new(TOTAL_FIELDS), required => Some(totals(&s.usage));
+        usage: Ints<9> = Ints::new(TOTAL_FIELDS), required => Some(totals(&s.usage));
+        cost_usd: Float, nullable => s.usage.cost_usd;
         orphan_calls: Strings, required => &s.orphan_calls;
         orphan_outputs: Strings, required => &s.orphan_outputs;
         diagnostics: Json, nullable => Some(model::Json::from_value(&s.diagnostics).get());
@@ -77,15 +80,17 @@ fn counts(c: &Counts) -> [Option<i64>; 8] {
         .map(|v| int(Some(v)))
 }
 
-fn totals(u: &UsageTotals) -> [Option<i64>; 7] {
+fn totals(u: &UsageTotals) -> [Option<i64>; 9] {
     [
         u.responses,
         u.input_tokens,
         u.cache_read_tokens,
         u.cache_write_tokens,
+        u.cache_write_1h_tokens,
         u.output_tokens,
         u.reasoning_tokens,
         u.total_tokens,
+        u.unpriced_responses,
     ]
     .map(|v| int(Some(v)))
 }
