@@ -18,6 +18,7 @@ Examples:
                                                      a Hive dataset for DuckDB, Polars, Spark
   agentlog convert ~/.claude/projects -o transcripts/ --to html
                                                      a page per session to read, and an index
+  agentlog usage --by month --by model               tokens and cost per month and model
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
@@ -45,6 +46,9 @@ pub enum Command {
     Convert(ConvertArgs),
     /// List the session files convert would read: agent, session, size, version, path.
     Ls(LsArgs),
+    /// Tokens and cost of the model responses, by day, week, month, session, project, model or
+    /// agent.
+    Usage(UsageArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
@@ -199,6 +203,91 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
     Ok(Shard { k, n })
 }
 
+/// Which sessions and events a command looks at.
+#[derive(Debug, clap::Args)]
+pub struct FilterArgs {
+    /// Only this session (its id or the start of it; a subagent goes with the session that
+    /// started it); repeatable.
+    #[arg(long = "session", value_name = "ID", help_heading = "Filters")]
+    pub sessions: Vec<String>,
+
+    /// Only from this date (2026-02-23) or time (2026-02-23T14:00, or RFC 3339) on, in --tz.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub since: Option<String>,
+
+    /// Only up to this date (inclusive) or time, in --tz.
+    #[arg(long, value_name = "WHEN", help_heading = "Filters")]
+    pub until: Option<String>,
+
+    /// The time zone of dates and of days, weeks and months: UTC, local, an offset (+02:00) or a
+    /// name (Europe/Berlin).
+    #[arg(long, value_name = "ZONE", default_value = "local", help_heading = "Filters")]
+    pub tz: String,
+
+    /// Only this agent; repeatable.
+    #[arg(long = "agent", value_name = "AGENT", value_parser = PossibleValuesParser::new(agent_values()), help_heading = "Filters")]
+    pub agents: Vec<String>,
+
+    /// Only sessions in a working directory holding this text, or matching this glob pattern
+    /// (`*/work/*`); repeatable.
+    #[arg(long = "project", value_name = "PATTERN", help_heading = "Filters")]
+    pub projects: Vec<String>,
+
+    /// Only this model: a part of its name (`opus`) or a glob pattern; repeatable.
+    #[arg(long = "model", value_name = "PATTERN", help_heading = "Filters")]
+    pub models: Vec<String>,
+}
+
+/// Arguments of `agentlog usage`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog usage                                 cost per day, every agent, this machine's days
+  agentlog usage --by month --by model           per month and model
+  agentlog usage --by session --since 2026-02-01 --json
+  agentlog usage --prices-info                   where the prices come from")]
+pub struct UsageArgs {
+    /// As for convert; none reads the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// Group rows by these keys, in this order (repeatable, or comma-separated); `day` when
+    /// none is given.
+    #[arg(long, value_name = "KEY", value_delimiter = ',', value_parser = PossibleValuesParser::new(usage_keys()))]
+    pub by: Vec<String>,
+
+    /// One JSON document: rows, totals, the models without a price, and where the prices come
+    /// from.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+
+    /// CSV: a header and one line per row, no totals.
+    #[arg(long)]
+    pub csv: bool,
+
+    /// Add or replace model prices from this file: litellm's model price file, or entries of
+    /// its shape under `models`.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
+    /// Print where the prices come from (package, version, sha256) and the models priced, and
+    /// read nothing.
+    #[arg(long)]
+    pub prices_info: bool,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Which sessions and responses are counted.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
 /// Arguments of `agentlog ls`.
 #[derive(Debug, clap::Args)]
 pub struct LsArgs {
@@ -270,6 +359,14 @@ pub enum SchemaName {
     /// One line of unified JSONL as a Spark DDL string: for `spark.read.schema(DDL).json(path)`.
     #[cfg(feature = "arrow")]
     Spark,
+}
+
+fn usage_keys() -> Vec<&'static str> {
+    agentlog::stats::usage::UsageKey::ALL.iter().map(|k| k.name()).collect()
+}
+
+fn agent_values() -> Vec<&'static str> {
+    READERS.iter().filter_map(|r| r.agent()).map(|a| a.as_str()).collect()
 }
 
 fn from_values() -> Vec<clap::builder::PossibleValue> {

@@ -296,15 +296,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         elapsed,
         totals.bytes as f64 / 1e6 / elapsed.max(1e-9),
     ));
-    if totals.internal > 0 {
-        Exit::Internal
-    } else if totals.failed > 0 {
-        Exit::Input
-    } else if totals.warnings > 0 {
-        Exit::Warnings
-    } else {
-        Exit::Success
-    }
+    Exit::of(&totals)
 }
 
 /// Reports a writer's failure, and gives what it means for the run: a reader closing the pipe

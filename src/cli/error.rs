@@ -23,6 +23,11 @@ pub enum CliError {
         message: String,
     },
 
+    /// A `--prices` file that cannot be used.
+    #[error(transparent)]
+    #[diagnostic(code(agentlog::input::prices))]
+    Prices(#[from] agentlog::cost::PriceError),
+
     /// An output format this build cannot write yet.
     #[error("writing {format} is not available in this version of agentlog")]
     #[diagnostic(code(agentlog::usage::unsupported_output), help("use --to unified for normalised JSONL"))]

@@ -22,6 +22,20 @@ pub enum Exit {
 }
 
 impl Exit {
+    /// How a run that read inputs ended: the worst of a bug, an unreadable input and a
+    /// reported line.
+    pub fn of(totals: &agentlog::pipeline::Totals) -> Exit {
+        if totals.internal > 0 {
+            Exit::Internal
+        } else if totals.failed > 0 {
+            Exit::Input
+        } else if totals.warnings > 0 {
+            Exit::Warnings
+        } else {
+            Exit::Success
+        }
+    }
+
     /// The process exit code.
     pub fn code(self) -> u8 {
         match self {

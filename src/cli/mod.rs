@@ -5,10 +5,13 @@ mod args;
 mod convert;
 mod error;
 mod exit;
+mod filter;
 mod guard;
 mod incremental;
 mod ls;
 mod report;
+mod table;
+mod usage;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
@@ -60,6 +63,7 @@ pub fn run(args: Args) -> Exit {
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
         Command::Ls(ls) => run_ls(&ls, &reporter),
+        Command::Usage(args) => usage::run(args, &reporter),
         Command::Validate(validate) => run_validate(&validate, &reporter),
         Command::Schema { which } => match which {
             SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), &reporter),

@@ -123,6 +123,11 @@ impl Agent {
             Agent::Codex => "codex",
         }
     }
+
+    /// The agent of a name used in output; `None` for another name.
+    pub fn from_name(name: &str) -> Option<Agent> {
+        [Agent::ClaudeCode, Agent::Codex].into_iter().find(|a| a.as_str() == name)
+    }
 }
 
 /// The kind of an event.

@@ -1,0 +1,104 @@
+//! Which events a command looks at: `--session`, `--since`, `--until`, `--agent`, `--project`,
+//! `--model`.
+
+use chrono::{DateTime, Utc};
+
+use crate::model::{Agent, Event, Payload};
+
+/// A pattern matched against a name: a glob pattern when it has `*`, `?` or `[`, else a part
+/// of the name (`opus` matches `claude-opus-4-6`).
+#[derive(Debug, Clone)]
+pub enum NamePattern {
+    /// Matches names holding this text.
+    Part(String),
+    /// Matches names that the glob pattern matches whole.
+    Glob(glob::Pattern),
+}
+
+impl std::str::FromStr for NamePattern {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<NamePattern, String> {
+        if text.contains(['*', '?', '[']) {
+            glob::Pattern::new(text).map(NamePattern::Glob).map_err(|e| format!("`{text}` is not a valid pattern: {e}"))
+        } else {
+            Ok(NamePattern::Part(text.to_owned()))
+        }
+    }
+}
+
+impl NamePattern {
+    /// Whether `name` matches.
+    pub fn matches(&self, name: &str) -> bool {
+        match self {
+            NamePattern::Part(part) => name.contains(part.as_str()),
+            NamePattern::Glob(glob) => glob.matches(name),
+        }
+    }
+}
+
+/// What events to keep; an empty list or bound keeps all.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Session ids or their beginnings; a subagent's events go with the session that started it.
+    pub sessions: Vec<String>,
+    /// First instant kept.
+    pub since: Option<DateTime<Utc>>,
+    /// First instant no longer kept.
+    pub until: Option<DateTime<Utc>>,
+    /// Agents kept.
+    pub agents: Vec<Agent>,
+    /// Patterns of working directories kept.
+    pub projects: Vec<NamePattern>,
+    /// Patterns of models kept.
+    pub models: Vec<NamePattern>,
+}
+
+impl Filter {
+    /// Whether the filter keeps everything.
+    pub fn keeps_all(&self) -> bool {
+        self.sessions.is_empty()
+            && self.since.is_none()
+            && self.until.is_none()
+            && self.agents.is_empty()
+            && self.projects.is_empty()
+            && self.models.is_empty()
+    }
+
+    /// Whether `event` is kept. An event without the field a filter looks at (no time, no
+    /// working directory, no model) is not kept by that filter.
+    pub fn keeps(&self, event: &Event) -> bool {
+        let session = root_session(event);
+        (self.sessions.is_empty() || self.sessions.iter().any(|s| session.starts_with(s.as_str())))
+            && (self.agents.is_empty() || self.agents.contains(&event.agent))
+            && self.keeps_time(event.timestamp)
+            && (self.projects.is_empty()
+                || event.context.cwd.as_deref().is_some_and(|cwd| self.projects.iter().any(|p| p.matches(cwd))))
+            && (self.models.is_empty() || model(event).is_some_and(|m| self.models.iter().any(|p| p.matches(m))))
+    }
+
+    /// Whether a time is within `--since` and `--until`.
+    fn keeps_time(&self, t: Option<DateTime<Utc>>) -> bool {
+        if self.since.is_none() && self.until.is_none() {
+            return true;
+        }
+        t.is_some_and(|t| self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t < u))
+    }
+}
+
+/// The session an event counts under: a subagent's parent session, else its own.
+pub fn root_session(event: &Event) -> &str {
+    match (&event.parent_session_id, event.is_sidechain) {
+        (Some(parent), true) => parent,
+        _ => &event.session_id,
+    }
+}
+
+/// The model of an event: its usage's model, else the model in force.
+pub fn model(event: &Event) -> Option<&str> {
+    match &event.payload {
+        Payload::Meta(m) => m.usage.as_ref().and_then(|u| u.model.as_deref()),
+        _ => None,
+    }
+    .or(event.context.model.as_deref())
+}
