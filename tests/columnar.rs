@@ -101,12 +101,15 @@ fn events_of(batch: &RecordBatch, agent_from_path: Option<Agent>) -> Vec<Event> 
                     signature: s("signature"),
                 }),
                 "tool_call" => Payload::ToolCall(ToolCall {
+                    tool_kind: enum_value(s("tool_kind")),
                     call_id: s("call_id"),
                     name: s("tool_name").unwrap(),
                     input: json(batch, "tool_input", i),
                     input_text: s("tool_input_text"),
                 }),
                 "tool_output" => Payload::ToolOutput(ToolOutput {
+                    tool_kind: enum_value(s("tool_kind")),
+                    failed: b("failed"),
                     call_id: s("call_id"),
                     name: s("tool_name"),
                     text: s("text").unwrap(),

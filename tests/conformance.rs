@@ -223,9 +223,16 @@ fn markdown_transcripts_hold_every_prompt_answer_and_tool_output_of_the_corpus()
 fn markdown_from_hostile_text_stays_in_its_code_blocks() {
     use agentlog::model::{Event, Message, Payload, Role, ToolCall, ToolOutput};
     let hostile = "```\n<script>alert(1)</script>\n# not a heading\n`````` <img src=x onerror=alert(1)>";
-    let call =
-        ToolCall { call_id: Some("c1".into()), name: "Bash`<b>".into(), input: None, input_text: Some(hostile.into()) };
+    let call = ToolCall {
+        call_id: Some("c1".into()),
+        name: "Bash`<b>".into(),
+        tool_kind: None,
+        input: None,
+        input_text: Some(hostile.into()),
+    };
     let output = ToolOutput {
+        tool_kind: None,
+        failed: None,
         call_id: Some("c1".into()),
         name: None,
         text: hostile.into(),

@@ -246,12 +246,15 @@ fn a_subagent_read_after_its_session_goes_back_under_its_call() {
     use agentlog::model::{Message, ToolCall, ToolOutput};
     let text = |role, text: &str| Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
     let call = Payload::ToolCall(ToolCall {
+        tool_kind: None,
         call_id: Some("c1".into()),
         name: "Task".into(),
         input: Some(agentlog::model::Json::from_value(&serde_json::json!({ "description": "look around" }))),
         input_text: None,
     });
     let output = Payload::ToolOutput(ToolOutput {
+        tool_kind: None,
+        failed: None,
         call_id: Some("c1".into()),
         name: None,
         text: "found it".into(),
@@ -313,6 +316,7 @@ fn model_changes_and_rolled_back_turns_are_noted() {
     let shell = Event::new(
         "s".into(),
         Payload::ToolCall(ToolCall {
+            tool_kind: None,
             call_id: None,
             name: "user_shell".into(),
             input: Some(agentlog::model::Json::from_value(&serde_json::json!({ "command": "ls" }))),

@@ -275,3 +275,90 @@ fn a_forked_codex_session_is_counted_once_where_ccusage_counts_the_parent_again(
     );
     assert_eq!(ours["responses"], 1);
 }
+
+/// Every `usage` event of `dir`'s files, read with `settings`, in input order.
+fn usage_events(dir: &Path, settings: &agentlog::read::Settings) -> Vec<agentlog::model::Event> {
+    use agentlog::model::{Event, MetaType, Payload};
+    use agentlog::pipeline::{Destination, Outcome};
+    struct Keep(Vec<Event>);
+    impl Destination for Keep {
+        fn begin(&mut self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, event: Event) -> std::io::Result<()> {
+            if matches!(&event.payload, Payload::Meta(m) if m.meta_type == MetaType::Usage) {
+                self.0.push(event);
+            }
+            Ok(())
+        }
+        fn end(&mut self, _: Outcome) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let (groups, _) = agentlog::pipeline::plan(&inputs, None, &|_| None, settings);
+    let kept = agentlog::stats::fold(&groups, settings, || Keep(Vec::new())).unwrap();
+    kept.into_iter().flat_map(|k| k.0).collect()
+}
+
+#[test]
+fn counting_only_usage_skips_lines_but_gives_the_same_usage_events() {
+    let mut dirs = vec![common::own_corpus()];
+    dirs.extend(common::shared_corpus());
+    for dir in dirs {
+        for threads in [1, 2] {
+            let full = agentlog::read::Settings::new(threads, agentlog::read::DEFAULT_MAX_LINE_BYTES).unwrap();
+            let only = full.clone().only_usage();
+            let (all, fast) = (usage_events(&dir, &full), usage_events(&dir, &only));
+            assert!(all.len() > 20, "{}: {} usage events", dir.display(), all.len());
+            assert_eq!(fast.len(), all.len(), "{}, {threads} threads", dir.display());
+            // The same events, ids and all, but for `seq`: the skipped lines have no events.
+            for (a, b) in all.iter().zip(&fast) {
+                let b = agentlog::model::Event { seq: a.seq, ..b.clone() };
+                assert_eq!(a, &b, "{}, {threads} threads", dir.display());
+            }
+        }
+    }
+}
+
+/// `agentlog convert ARGS` as unified events.
+fn converted(args: &[&str]) -> Vec<Value> {
+    let out = cargo_bin_cmd!("agentlog").arg("convert").args(args).arg("-q").output().unwrap();
+    assert!(out.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn convert_writes_only_the_sessions_and_times_the_filters_keep() {
+    let corpus = common::own_corpus();
+    let all = corpus.to_str().unwrap();
+    let priced = priced();
+    // The session of priced-responses.jsonl: 4 lines, 6 events (2 prompts, 2 answers, 2 usage).
+    let one = converted(&[all, "--session", "9c000000"]);
+    assert_eq!(one.len(), 6);
+    assert!(one.iter().all(|e| e["session_id"] == "9c000000-0000-4000-8000-00000000c057"));
+    // --model selects whole sessions by the model of their first response: this one, with its
+    // prompts (which name no model) and its later answer from claude-unreleased-9.
+    let by_model = converted(&[all, "--model", "opus-4-6"]);
+    assert_eq!(by_model.iter().filter(|e| e["session_id"] == "9c000000-0000-4000-8000-00000000c057").count(), 6);
+    assert!(by_model.iter().all(|e| e["session_id"] != "7e000000-0000-4000-8000-000000000005"), "opus-4-5");
+    assert!(converted(&[all, "--model", "unreleased"]).is_empty());
+    // --since keeps the events from 00:00 UTC on 6 March: line 3 (a prompt) and line 4 (an
+    // answer and its usage).
+    let late = converted(&[priced.to_str().unwrap(), "--since", "2026-03-06", "--tz", "UTC"]);
+    let lines: Vec<u64> = late.iter().map(|e| e["source"]["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [3, 4, 4]);
+    // Ids do not depend on the filter.
+    let whole = converted(&[priced.to_str().unwrap()]);
+    let ids = |events: &[Value]| -> std::collections::BTreeSet<String> {
+        events.iter().filter(|e| e["source"]["line"].as_u64() >= Some(3)).map(|e| e["id"].to_string()).collect()
+    };
+    assert_eq!(ids(&late), ids(&whole));
+    let out = cargo_bin_cmd!("agentlog")
+        .args(["convert", all, "--session", "9c", "--incremental", "-o"])
+        .arg(tempfile::tempdir().unwrap().path().join("out/"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -18,7 +18,10 @@ Examples:
                                                      a Hive dataset for DuckDB, Polars, Spark
   agentlog convert ~/.claude/projects -o transcripts/ --to html
                                                      a page per session to read, and an index
+  agentlog convert --session 7acd --to markdown -o session.md
+                                                     one session to share
   agentlog usage --by month --by model               tokens and cost per month and model
+  agentlog tools --by family                         calls, failures and durations per tool family
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
@@ -49,6 +52,9 @@ pub enum Command {
     /// Tokens and cost of the model responses, by day, week, month, session, project, model or
     /// agent.
     Usage(UsageArgs),
+    /// Tool calls, failures and durations, per tool or tool family, by session, project, day,
+    /// agent or model.
+    Tools(ToolsArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
@@ -160,6 +166,11 @@ pub struct ConvertArgs {
     /// WebP images as data, or write them to files beside the output (`out.files/`, `DIR/files/`).
     #[arg(long, value_enum, default_value_t = ImagesArg::Placeholder, value_name = "HOW", help_heading = "Transcripts")]
     pub images: ImagesArg,
+
+    /// Which sessions and events are written; --project and --model select whole sessions, by
+    /// the first working directory and model they name.
+    #[command(flatten)]
+    pub filter: FilterArgs,
 }
 
 /// `--reasoning`.
@@ -288,6 +299,44 @@ pub struct UsageArgs {
     pub filter: FilterArgs,
 }
 
+/// Arguments of `agentlog tools`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog tools                                 calls, failures and durations per tool
+  agentlog tools --by family --by agent          tool families side by side across agents
+  agentlog tools --by day,tool --csv > tools.csv")]
+pub struct ToolsArgs {
+    /// As for convert; none reads the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// Group rows by these keys, in this order (repeatable, or comma-separated); `tool` when
+    /// none is given.
+    #[arg(long, value_name = "KEY", value_delimiter = ',', value_parser = PossibleValuesParser::new(tools_keys()))]
+    pub by: Vec<String>,
+
+    /// One JSON document: rows with their commonest error messages, and totals.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+
+    /// CSV: a header and one line per row, no totals.
+    #[arg(long)]
+    pub csv: bool,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Which sessions and calls are counted.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
 /// Arguments of `agentlog ls`.
 #[derive(Debug, clap::Args)]
 pub struct LsArgs {
@@ -359,6 +408,10 @@ pub enum SchemaName {
     /// One line of unified JSONL as a Spark DDL string: for `spark.read.schema(DDL).json(path)`.
     #[cfg(feature = "arrow")]
     Spark,
+}
+
+fn tools_keys() -> Vec<&'static str> {
+    agentlog::stats::tools::ToolsKey::ALL.iter().map(|k| k.name()).collect()
 }
 
 fn usage_keys() -> Vec<&'static str> {

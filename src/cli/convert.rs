@@ -37,6 +37,8 @@ pub struct Plan {
     pub report: Option<PathBuf>,
     /// Skip inputs unchanged since the last run into the output directory.
     pub incremental: bool,
+    /// The sessions and events written.
+    pub filter: agentlog::stats::filter::Filter,
 }
 
 /// Hands events to the writer and keeps the books: totals, diagnostics, progress, report.
@@ -182,7 +184,8 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     // everything is read on this one.
     let settings = Settings::new(plan.jobs, plan.max_line_bytes)
         .or_else(|_| Settings::new(1, plan.max_line_bytes))
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .with_filter(plan.filter.clone());
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
         _ => None,

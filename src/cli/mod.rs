@@ -10,7 +10,9 @@ mod guard;
 mod incremental;
 mod ls;
 mod report;
+mod sum;
 mod table;
+mod tools;
 mod usage;
 
 use std::io::{self, IsTerminal, Write};
@@ -64,6 +66,7 @@ pub fn run(args: Args) -> Exit {
         Command::Convert(convert) => run_convert(convert, &reporter),
         Command::Ls(ls) => run_ls(&ls, &reporter),
         Command::Usage(args) => usage::run(args, &reporter),
+        Command::Tools(args) => tools::run(&args, &reporter),
         Command::Validate(validate) => run_validate(&validate, &reporter),
         Command::Schema { which } => match which {
             SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), &reporter),
@@ -361,6 +364,19 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         });
         return Exit::Usage;
     }
+    let filter = match filter::resolve(&args.filter) {
+        Ok((filter, _)) => filter,
+        Err(e) => {
+            reporter.error(&e);
+            return Exit::Usage;
+        }
+    };
+    if args.incremental && !filter.keeps_all() {
+        reporter.error(&CliError::Usage {
+            message: "--incremental writes every session of its inputs: it cannot be combined with filters".into(),
+        });
+        return Exit::Usage;
+    }
     let plan = convert::Plan {
         inputs,
         reader,
@@ -372,6 +388,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         shard,
         report: args.report,
         incremental: args.incremental,
+        filter,
     };
     let exit = convert::run(&plan, reporter);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }

@@ -1,15 +1,11 @@
 //! `agentlog usage`: tokens and cost per day, model, session… as a table, JSON or CSV.
 
-use std::collections::HashMap;
-use std::io::{self, Write};
 use std::sync::Arc;
 
 use agentlog::cost::Prices;
-use agentlog::model::{Event, UsageTotals};
-use agentlog::pipeline::{self, Destination, Outcome, Totals};
+use agentlog::model::UsageTotals;
 use agentlog::read::{self, Settings};
 use agentlog::stats::usage::{UsageKey, UsageQuery, UsageTable};
-use indicatif::ProgressBar;
 use serde::Serialize;
 
 use super::args::UsageArgs;
@@ -17,33 +13,6 @@ use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
 use super::table::{Table, count, dollars};
-
-/// Counts the usage events of one group of inputs, and keeps their outcomes to report in
-/// input order.
-struct Counting<'a> {
-    query: &'a UsageQuery,
-    table: UsageTable,
-    outcomes: Vec<Outcome>,
-    progress: &'a ProgressBar,
-    sizes: &'a HashMap<String, u64>,
-}
-
-impl Destination for Counting<'_> {
-    fn begin(&mut self, _name: &str) -> io::Result<()> {
-        Ok(())
-    }
-
-    fn event(&mut self, event: Event) -> io::Result<()> {
-        self.table.add(self.query, &event);
-        Ok(())
-    }
-
-    fn end(&mut self, outcome: Outcome) -> io::Result<()> {
-        self.progress.inc(self.sizes.get(&outcome.name).copied().unwrap_or(0));
-        self.outcomes.push(outcome);
-        Ok(())
-    }
-}
 
 /// Runs `agentlog usage`.
 pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
@@ -70,49 +39,17 @@ pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
     let by = args.by.iter().map(|name| UsageKey::from_name(name).expect("clap only accepts known keys"));
     let by = if args.by.is_empty() { vec![UsageKey::Day] } else { by.collect() };
     let query = UsageQuery { by, zone, filter };
-    let reader = match args.from.as_str() {
-        "auto" => None,
-        name => Some(read::reader(name).expect("clap only accepts known reader names")),
-    };
-    let (inputs, mut errors) = super::resolve_inputs(&args.inputs, reader);
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
-    let settings = Settings::new(jobs, read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default().with_prices(Arc::new(prices));
-    let (groups, plan_errors) = pipeline::plan(&inputs, reader, &|_| None, &settings);
-    errors.extend(plan_errors);
-    for e in &errors {
-        reporter.error(e);
-    }
-    let sizes: HashMap<String, u64> =
-        groups.iter().flat_map(|g| &g.items).map(|i| (i.spec.name().to_owned(), i.size)).collect();
-    let progress = reporter.progress_bar(sizes.values().sum());
-    let counted = agentlog::stats::fold(&groups, &settings, || Counting {
-        query: &query,
-        table: UsageTable::default(),
-        outcomes: Vec::new(),
-        progress: &progress,
-        sizes: &sizes,
+    let settings = Settings::new(super::sum::threads(args.jobs), read::DEFAULT_MAX_LINE_BYTES)
+        .unwrap_or_default()
+        .with_prices(Arc::new(prices))
+        .only_usage();
+    let summed = super::sum::sum(&args.inputs, &args.from, &settings, reporter, |table: &mut UsageTable, event| {
+        table.add(&query, event);
     });
-    progress.finish_and_clear();
-    let counted = match counted {
-        Ok(counted) => counted,
-        Err(e) => {
-            reporter.error(&CliError::output(&None, e));
-            return Exit::Output;
-        }
+    let (table, totals) = match summed {
+        Ok(summed) => summed,
+        Err(exit) => return exit,
     };
-    let mut table = UsageTable::default();
-    let mut totals = Totals { failed: errors.len() as u64, ..Totals::default() };
-    for group in counted {
-        table.merge(group.table);
-        for outcome in &group.outcomes {
-            totals.add(outcome);
-            match &outcome.result {
-                Ok(report) => reporter.diagnostics(&outcome.name, &report.diagnostics),
-                Err(e) => reporter.error(e),
-            }
-        }
-    }
     let unpriced: Vec<String> = settings.prices().unpriced().into_keys().collect();
     for model in &unpriced {
         reporter.info(&format!(
@@ -126,14 +63,7 @@ pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
     } else {
         human(&query, &table)
     };
-    let written = io::stdout().lock().write_all(text.as_bytes());
-    if let Err(e) = written
-        && e.kind() != io::ErrorKind::BrokenPipe
-    {
-        reporter.error(&CliError::output(&None, e));
-        return Exit::Output;
-    }
-    Exit::of(&totals)
+    super::print(text.as_bytes(), reporter).max(Exit::of(&totals))
 }
 
 /// The token columns of a row: name in JSON and CSV, header in the table, and value.

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::{Json, SCHEMA_VERSION, Usage};
+use super::{Json, SCHEMA_VERSION, ToolFamily, Usage};
 
 /// One event of a coding-agent session: a message, a reasoning block, a tool call, a tool
 /// output or a meta record.
@@ -303,6 +303,10 @@ pub struct ToolCall {
     pub call_id: Option<String>,
     /// The tool's name as the agent called it (`Bash`, `exec_command`, `mcp__server__tool`).
     pub name: String,
+    /// The tool's family, the same for every agent (`shell`, `edit`, `mcp`, …; see
+    /// `ToolFamily`). Added in 1.1; set by agentlog from `name`.
+    #[serde(default)]
+    pub tool_kind: Option<ToolFamily>,
     /// The input as JSON: the source's object, or its JSON string parsed; null when the source
     /// gave text that is not JSON (see `input_text`).
     pub input: Option<Json>,
@@ -318,6 +322,9 @@ pub struct ToolOutput {
     pub call_id: Option<String>,
     /// The name of the tool, taken from the matching call when it was seen.
     pub name: Option<String>,
+    /// The tool's family, from `name`; null when the name is unknown. Added in 1.1.
+    #[serde(default)]
+    pub tool_kind: Option<ToolFamily>,
     /// The output text (text parts joined with newlines).
     pub text: String,
     /// All content parts in order, when the output holds more than text (images); empty for
@@ -327,6 +334,11 @@ pub struct ToolOutput {
     pub is_error: Option<bool>,
     /// Process exit code, where recorded.
     pub exit_code: Option<i64>,
+    /// Whether the call failed: true when the tool reported an error or a non-zero exit code;
+    /// false when it reported success, or, for Claude Code, which marks only errors, when it
+    /// reported nothing; null when unknown. Added in 1.1; set by agentlog.
+    #[serde(default)]
+    pub failed: Option<bool>,
     /// Run time in milliseconds, where recorded.
     pub duration_ms: Option<u64>,
     /// The tool's structured result as the source recorded it (Claude Code `toolUseResult`).

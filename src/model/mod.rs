@@ -55,7 +55,7 @@ pub use interchange::{Document, Header, Producer, SessionEntry};
 pub(crate) use json::has_line_break;
 pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
 pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};
-pub use tools::{ToolFamily, mcp_server};
+pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
 
 /// Version of the unified event and interchange schemas written by this build.

@@ -452,6 +452,7 @@ mod tests {
     #[test]
     fn a_tally_without_orphans_keeps_everything_else() {
         let call = Payload::ToolCall(ToolCall {
+            tool_kind: None,
             call_id: Some("c1".into()),
             name: "Bash".into(),
             input: None,

@@ -84,7 +84,7 @@ impl Lines<'_> {
         mapper: &mut dyn LineMapper<P::Parsed>,
         out: &mut Emitter<'_>,
     ) -> io::Result<()> {
-        type Parsed<T> = std::thread::Result<Vec<(Result<T, Problem>, Vec<Problem>)>>;
+        type Parsed<T> = std::thread::Result<Vec<Option<(Result<T, Problem>, Vec<Problem>)>>>;
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
         let mut buf = Vec::new();
         loop {
@@ -96,12 +96,17 @@ impl Lines<'_> {
                 let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
                 let parser = parser.clone();
                 let limit = self.settings.max_line_bytes();
+                let usage_only = self.settings.usage_only();
                 self.settings.spawn(move || {
                     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         chunk
                             .lines
                             .iter()
-                            .map(|l| parse_line(&parser, l, &chunk.text[l.range.clone()], limit))
+                            .map(|l| {
+                                let content = &chunk.text[l.range.clone()];
+                                (!skipped(&parser, usage_only, l, content))
+                                    .then(|| parse_line(&parser, l, content, limit))
+                            })
                             .collect()
                     }));
                     let _ = to.send((chunk, parsed));
@@ -112,6 +117,10 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
+                if skipped(parser, self.settings.usage_only(), &line, content) {
+                    self.report.lines += 1;
+                    continue;
+                }
                 let (parsed, repairs) = parse_line(parser, &line, content, self.settings.max_line_bytes());
                 let parsed = self.account(&line, content, parsed, repairs);
                 let_go_if_long(&mut buf);
@@ -125,7 +134,11 @@ impl Lines<'_> {
             let (chunk, parsed) = from.recv().map_err(|_| io::Error::other("a parsing thread stopped"))?;
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let Chunk { mut text, lines } = chunk;
-            for (i, (line, (parsed, repairs))) in lines.iter().zip(parsed).enumerate() {
+            for (i, (line, parsed)) in lines.iter().zip(parsed).enumerate() {
+                let Some((parsed, repairs)) = parsed else {
+                    self.report.lines += 1;
+                    continue;
+                };
                 let content = &text[line.range.clone()];
                 let parsed = self.account(line, content, parsed, repairs);
                 // Only a chunk's last line can be long: a chunk ends after PARSE_CHUNK_BYTES.
@@ -239,6 +252,12 @@ fn let_go_if_long(buf: &mut Vec<u8>) {
 
 /// Buffers that grew past this to hold a line are freed once it is parsed.
 const LONG_LINE_BYTES: usize = 4 * PARSE_CHUNK_BYTES;
+
+/// Whether a run counting only usage skips a line unparsed: never the first line (a header in
+/// some formats), nor one too long to be read whole (it is reported).
+fn skipped<P: LineParser>(parser: &P, usage_only: bool, line: &ChunkLine, content: &[u8]) -> bool {
+    usage_only && line.number > 1 && line.length.is_none() && !parser.may_matter_to_usage(content)
+}
 
 /// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.
 ///

@@ -19,7 +19,7 @@ pub mod unified;
 use std::any::Any;
 use std::io::{self, BufRead};
 
-use crate::model::{Agent, Event, EventKey, SCHEMA_VERSION};
+use crate::model::{Agent, Event, EventKey, Payload, SCHEMA_VERSION, ToolFamily};
 
 pub use diagnostic::{InputDiagnostic, Problem};
 pub use lenient::{Count, checked_sum};
@@ -255,6 +255,13 @@ pub trait LineParser: Clone + Send + 'static {
     /// The [`Problem`] that makes the line unusable: it becomes the line's diagnostic, and the
     /// mapper never sees the line.
     fn parse(&self, line: Line<'_>) -> Result<Self::Parsed, Problem>;
+
+    /// Whether a line, other than the first, may matter to token usage: its records, or state
+    /// that usage events depend on (session, model, counters). Runs that count only usage
+    /// ([`Settings::usage_only`]) skip the other lines unparsed. Every line by default.
+    fn may_matter_to_usage(&self, _line: &[u8]) -> bool {
+        true
+    }
 }
 
 /// The stateful half: takes the parsed lines of one input in order and emits their events,
@@ -303,6 +310,7 @@ impl<'a> Emitter<'a> {
     pub fn emit(&mut self, mut event: Event, slot: u32) -> io::Result<()> {
         event.schema_version = SCHEMA_VERSION.into();
         event.agent = self.agent;
+        derive_tool_fields(&mut event, true);
         event.seq = self.seq;
         event.source.file.clear();
         event.source.file.push_str(self.file);
@@ -322,7 +330,8 @@ impl<'a> Emitter<'a> {
     ///
     /// # Errors
     /// When the caller fails to take the event.
-    pub fn pass(&mut self, event: Event) -> io::Result<()> {
+    pub fn pass(&mut self, mut event: Event) -> io::Result<()> {
+        derive_tool_fields(&mut event, false);
         self.seq += 1;
         (self.out)(event)
     }
@@ -330,6 +339,26 @@ impl<'a> Emitter<'a> {
     /// Events emitted so far.
     pub fn count(&self) -> u64 {
         self.seq
+    }
+}
+
+/// Sets what agentlog derives on tool calls and outputs: `tool_kind` from the tool's name, and
+/// `failed` by [`crate::model::failed`]. With `again` false, only where the event lacks them
+/// (agentlog's own output of an earlier version, read back).
+fn derive_tool_fields(event: &mut Event, again: bool) {
+    match &mut event.payload {
+        Payload::ToolCall(call) if again || call.tool_kind.is_none() => {
+            call.tool_kind = Some(ToolFamily::of(&call.name));
+        }
+        Payload::ToolOutput(output) => {
+            if again || output.tool_kind.is_none() {
+                output.tool_kind = output.name.as_deref().map(ToolFamily::of);
+            }
+            if again || output.failed.is_none() {
+                output.failed = crate::model::failed(event.agent, output.is_error, output.exit_code);
+            }
+        }
+        _ => {}
     }
 }
 

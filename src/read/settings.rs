@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cost::Prices;
+use crate::stats::filter::Filter;
 
 /// The default longest line: 256 MiB, far beyond any record the agents write.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 256 << 20;
@@ -21,6 +22,8 @@ pub struct Settings {
     max_line_bytes: usize,
     pool: Option<Arc<Pool>>,
     prices: Arc<Prices>,
+    usage_only: bool,
+    filter: Option<Arc<Filter>>,
 }
 
 /// Threads that parse the lines of large inputs, and what they know of the inputs being read.
@@ -35,7 +38,13 @@ struct Pool {
 impl Default for Settings {
     /// Lines up to [`DEFAULT_MAX_LINE_BYTES`], parsed on the thread that reads them.
     fn default() -> Self {
-        Settings { max_line_bytes: DEFAULT_MAX_LINE_BYTES, pool: None, prices: Arc::new(Prices::embedded()) }
+        Settings {
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            pool: None,
+            prices: Arc::new(Prices::embedded()),
+            usage_only: false,
+            filter: None,
+        }
     }
 }
 
@@ -60,6 +69,8 @@ impl Settings {
             max_line_bytes: max_line_bytes.max(KEPT_OF_LONG_LINE),
             pool,
             prices: Arc::new(Prices::embedded()),
+            usage_only: false,
+            filter: None,
         })
     }
 
@@ -68,6 +79,33 @@ impl Settings {
     pub fn with_prices(mut self, prices: Arc<Prices>) -> Self {
         self.prices = prices;
         self
+    }
+
+    /// These settings for a run that counts only token usage: readers may skip, unparsed, the
+    /// lines that cannot matter to it ([`crate::read::LineParser::may_matter_to_usage`]), and
+    /// give only some of their other events. Usage events are those of a full run, but for `seq`.
+    #[must_use]
+    pub fn only_usage(mut self) -> Self {
+        self.usage_only = true;
+        self
+    }
+
+    /// These settings handing on only the events `filter` keeps (see
+    /// [`crate::stats::filter::Gate`]); each session is still read whole.
+    #[must_use]
+    pub fn with_filter(mut self, filter: Filter) -> Self {
+        self.filter = (!filter.keeps_all()).then(|| Arc::new(filter));
+        self
+    }
+
+    /// The filter of the events handed on, if any.
+    pub fn filter(&self) -> Option<&Filter> {
+        self.filter.as_deref()
+    }
+
+    /// Whether this run counts only token usage.
+    pub fn usage_only(&self) -> bool {
+        self.usage_only
     }
 
     /// The prices that give usage events their `cost_usd`.
@@ -107,8 +145,12 @@ impl Settings {
     /// has threads that no other input keeps busy or is about to. Moving parsed events between
     /// threads costs, so inputs read side by side are each parsed on their own thread, and a
     /// file read alone is parsed on them all.
+    ///
+    /// A run counting only usage never does: most lines are skipped after a scan for a few
+    /// words, and handing chunks between threads then costs more than the parsing left, and
+    /// grows the allocator's memory with blocks freed on threads other than their own.
     pub fn parse_on_pool(&self) -> bool {
-        let Some(pool) = &self.pool else { return false };
+        let Some(pool) = self.pool.as_ref().filter(|_| !self.usage_only) else { return false };
         let threads = pool.threads.current_num_threads();
         // Waiting for the pool from inside it could leave no thread to do the work.
         threads > 1

@@ -1,6 +1,9 @@
 //! Which events a command looks at: `--session`, `--since`, `--until`, `--agent`, `--project`,
 //! `--model`.
 
+use std::collections::HashMap;
+use std::io;
+
 use chrono::{DateTime, Utc};
 
 use crate::model::{Agent, Event, Payload};
@@ -101,4 +104,89 @@ pub fn model(event: &Event) -> Option<&str> {
         _ => None,
     }
     .or(event.context.model.as_deref())
+}
+
+/// A filter applied to a stream of events, deciding whole sessions by their project and model.
+///
+/// `--project` and `--model` select sessions by the first working directory and the first model
+/// they name: the events of a session are held until they are known (the first response names
+/// both), then all written or all dropped; a session that never names them is dropped at the end
+/// of its group.
+/// `--session` and `--agent` select sessions too, and `--since`/`--until` select events within
+/// the kept sessions.
+pub struct Gate<'f> {
+    filter: &'f Filter,
+    sessions: HashMap<(Agent, String), Decision>,
+}
+
+/// What is known of a session.
+enum Decision {
+    /// Not yet: its events so far, and the fields seen.
+    Held { events: Vec<Event>, cwd: Option<bool>, model: Option<bool> },
+    /// Written.
+    Kept,
+    /// Dropped.
+    Dropped,
+}
+
+impl<'f> Gate<'f> {
+    /// A gate applying `filter`.
+    pub fn new(filter: &'f Filter) -> Self {
+        Gate { filter, sessions: HashMap::new() }
+    }
+
+    /// Hands `event` to `out` if its session and time are kept, now or once its session is
+    /// decided.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub fn pass(&mut self, event: Event, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<()> {
+        let f = self.filter;
+        let session = root_session(&event);
+        if !(f.sessions.is_empty() || f.sessions.iter().any(|s| session.starts_with(s.as_str())))
+            || !(f.agents.is_empty() || f.agents.contains(&event.agent))
+        {
+            return Ok(());
+        }
+        if f.projects.is_empty() && f.models.is_empty() {
+            return if f.keeps_time(event.timestamp) { out(event) } else { Ok(()) };
+        }
+        let key = (event.agent, session.to_owned());
+        let decision = self.sessions.entry(key).or_insert_with(|| Decision::Held {
+            events: Vec::new(),
+            cwd: f.projects.is_empty().then_some(true),
+            model: f.models.is_empty().then_some(true),
+        });
+        match decision {
+            Decision::Kept => {
+                if f.keeps_time(event.timestamp) {
+                    out(event)
+                } else {
+                    Ok(())
+                }
+            }
+            Decision::Dropped => Ok(()),
+            Decision::Held { events, cwd, model } => {
+                if cwd.is_none() {
+                    *cwd = event.context.cwd.as_deref().map(|c| f.projects.iter().any(|p| p.matches(c)));
+                }
+                if model.is_none() {
+                    *model = self::model(&event).map(|m| f.models.iter().any(|p| p.matches(m)));
+                }
+                events.push(event);
+                match (*cwd, *model) {
+                    (Some(true), Some(true)) => {
+                        let held = std::mem::take(events);
+                        *decision = Decision::Kept;
+                        held.into_iter().filter(|e| f.keeps_time(e.timestamp)).try_for_each(&mut *out)
+                    }
+                    (Some(false), _) | (_, Some(false)) => {
+                        *decision = Decision::Dropped;
+                        Ok(())
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
+    }
 }

@@ -1,35 +1,77 @@
 //! Sums over events, for the `usage` and `tools` commands: which events to count ([`filter`]),
-//! the periods they fall in ([`time`]), and the tables they are summed into ([`usage`]).
+//! the periods they fall in ([`time`]), and the tables they are summed into ([`usage`],
+//! [`tools`]).
 //!
 //! Tables are summed per group of inputs on every thread ([`fold`]) and merged in input
 //! order, so that the sums, floating-point costs included, do not depend on the threads.
 
 pub mod filter;
 pub mod time;
+pub mod tools;
 pub mod usage;
 
 use std::io;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::pipeline::{Destination, Group, read_group};
 use crate::read::Settings;
 
-/// Reads every group into a destination of its own, made by `make`, on `settings`' threads;
-/// gives the destinations in group order.
+/// A table of sums that the tables of several groups merge into.
+pub trait Sums: Default + Send {
+    /// Adds the sums of `other`, which come after this table's in input order.
+    fn merge(&mut self, other: Self);
+}
+
+impl Sums for usage::UsageTable {
+    fn merge(&mut self, other: Self) {
+        usage::UsageTable::merge(self, other);
+    }
+}
+
+impl Sums for tools::ToolsTable {
+    fn merge(&mut self, other: Self) {
+        tools::ToolsTable::merge(self, other);
+    }
+}
+
+/// Reads every group into a destination of its own, made by `make`, on as many threads as
+/// `settings` has; gives the destinations in group order. Groups are claimed in order; once
+/// none is left to claim, the lines of the large inputs still being read are parsed on the
+/// threads that are idle.
 ///
 /// # Errors
-/// The first error of a destination.
+/// The first error of a destination; the threads then stop claiming groups.
 pub fn fold<D: Destination + Send>(
     groups: &[Group],
     settings: &Settings,
-    make: impl Fn() -> D + Sync + Send,
+    make: impl Fn() -> D + Sync,
 ) -> io::Result<Vec<D>> {
-    settings
-        .map(groups, |group| {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let done: Vec<Mutex<Option<io::Result<D>>>> = groups.iter().map(|_| Mutex::new(None)).collect();
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            settings.set_inputs_waiting(groups.len().saturating_sub(i + 1));
+            if i >= groups.len() || failed.load(Ordering::Relaxed) {
+                return;
+            }
             let mut dest = make();
-            read_group(group, &mut dest, settings)?;
-            dest.end_group()?;
-            Ok(dest)
-        })
-        .into_iter()
+            let result = read_group(&groups[i], &mut dest, settings).and_then(|()| dest.end_group()).map(|()| dest);
+            failed.fetch_or(result.is_err(), Ordering::Relaxed);
+            *done[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..settings.threads().min(groups.len()) {
+            scope.spawn(work);
+        }
+        work();
+    });
+    settings.set_inputs_waiting(0);
+    done.into_iter()
+        .map(|slot| slot.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner))
+        .map(|result| result.unwrap_or_else(|| Err(io::Error::other("a group was not read: an earlier one failed"))))
         .collect()
 }

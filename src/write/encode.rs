@@ -6,7 +6,9 @@
 //! than escaped one by one, and strings are escaped with SIMD. Escaping strings was the largest
 //! single cost of converting to unified JSONL.
 
-use crate::model::{Context, Event, Json, Meta, Part, Payload, Reasoning, Source, ToolCall, ToolOutput, Usage};
+use crate::model::{
+    Context, Event, Json, Meta, Part, Payload, Reasoning, Source, ToolCall, ToolFamily, ToolOutput, Usage,
+};
 
 /// Appends `event` to `out` as one JSON line: the bytes of `serde_json::to_writer` and a
 /// newline.
@@ -152,6 +154,24 @@ impl Out<'_> {
         }
     }
 
+    fn opt_bool(&mut self, b: Option<bool>) {
+        match b {
+            Some(b) => self.bool(b),
+            None => self.null(),
+        }
+    }
+
+    fn tool_kind(&mut self, kind: Option<ToolFamily>) {
+        match kind {
+            Some(kind) => {
+                self.raw("\"");
+                self.raw(kind.as_str());
+                self.raw("\"");
+            }
+            None => self.null(),
+        }
+    }
+
     fn opt_f64(&mut self, n: Option<f64>) {
         match n {
             // serde_json's own digits, so that the bytes stay those of `to_writer`.
@@ -243,6 +263,8 @@ impl Out<'_> {
         self.opt_str(&c.call_id);
         self.raw(",\"name\":");
         self.str(&c.name);
+        self.raw(",\"tool_kind\":");
+        self.tool_kind(c.tool_kind);
         self.raw(",\"input\":");
         self.json(&c.input);
         self.raw(",\"input_text\":");
@@ -255,20 +277,21 @@ impl Out<'_> {
         self.opt_str(&o.call_id);
         self.raw(",\"name\":");
         self.opt_str(&o.name);
+        self.raw(",\"tool_kind\":");
+        self.tool_kind(o.tool_kind);
         self.raw(",\"text\":");
         self.str(&o.text);
         self.raw(",\"parts\":");
         self.parts(&o.parts);
         self.raw(",\"is_error\":");
-        match o.is_error {
-            Some(b) => self.bool(b),
-            None => self.null(),
-        }
+        self.opt_bool(o.is_error);
         self.raw(",\"exit_code\":");
         match o.exit_code {
             Some(n) => self.raw(itoa::Buffer::new().format(n)),
             None => self.null(),
         }
+        self.raw(",\"failed\":");
+        self.opt_bool(o.failed);
         self.raw(",\"duration_ms\":");
         self.opt_u64(o.duration_ms);
         self.raw(",\"result\":");
@@ -363,8 +386,16 @@ mod tests {
                 omitted: false,
                 signature: None,
             }),
-            Payload::ToolCall(ToolCall { call_id: s(), name: text.to_owned(), input: json.clone(), input_text: s() }),
+            Payload::ToolCall(ToolCall {
+                call_id: s(),
+                name: text.to_owned(),
+                tool_kind: Some(ToolFamily::WebFetch),
+                input: json.clone(),
+                input_text: s(),
+            }),
             Payload::ToolOutput(ToolOutput {
+                tool_kind: None,
+                failed: Some(true),
                 call_id: None,
                 name: s(),
                 text: text.to_owned(),

@@ -11,6 +11,7 @@ use std::thread;
 
 use crate::model::{Agent, Event, Meta, MetaType, Payload};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
+use crate::stats::filter::Gate;
 use crate::write::Encoder;
 
 mod claims;
@@ -65,6 +66,7 @@ pub trait Destination {
 /// When `dest` fails; problems with an input are outcomes, not errors.
 pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings) -> io::Result<()> {
     let mut shared = Shared::new(settings.clone());
+    let mut gate = settings.filter().map(Gate::new);
     for item in &group.items {
         let name = item.spec.name();
         let given = item.told.then_some(item.reader);
@@ -88,7 +90,11 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
                 if let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload {
                     settings.prices().price(usage);
                 }
-                dest.event(event).inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
+                let passed = match &mut gate {
+                    Some(gate) => gate.pass(event, &mut |e| dest.event(e)),
+                    None => dest.event(event),
+                };
+                passed.inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
             })
         }));
         if let Some(e) = dest_error {

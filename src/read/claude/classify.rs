@@ -109,6 +109,7 @@ impl UserTurn {
                 self.push(with(
                     head,
                     Payload::ToolCall(ToolCall {
+                        tool_kind: None,
                         call_id,
                         name: "user_shell".into(),
                         input: Some(input),
@@ -124,6 +125,8 @@ impl UserTurn {
                 self.push(with(
                     head,
                     Payload::ToolOutput(ToolOutput {
+                        tool_kind: None,
+                        failed: None,
                         call_id,
                         name: Some("user_shell".into()),
                         text,

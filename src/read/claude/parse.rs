@@ -281,7 +281,13 @@ impl Parser {
                         .and_then(|input| input.prompt);
                     calls.push((id.clone(), name.clone(), prompt.map(|p| p.into_owned())));
                 }
-                Payload::ToolCall(ToolCall { call_id, name, input: input.map(Json::from_raw), input_text: None })
+                Payload::ToolCall(ToolCall {
+                    call_id,
+                    name,
+                    tool_kind: None,
+                    input: input.map(Json::from_raw),
+                    input_text: None,
+                })
             }
             _ => match content_part(&block) {
                 Some(part) => Payload::Message(Message::from_parts(Role::Assistant, vec![part])),
@@ -340,6 +346,8 @@ impl Parser {
             .unwrap_or_default();
         let call_id = block.tool_use_id.as_deref().map(str::to_owned);
         Ok(Payload::ToolOutput(ToolOutput {
+            tool_kind: None,
+            failed: None,
             name: None,
             call_id,
             text: text.join("\n"),
@@ -376,6 +384,17 @@ impl Parser {
 
 impl LineParser for Parser {
     type Parsed = Parsed;
+
+    /// Usage is on assistant records and on the subagent replies in `progress` records, each
+    /// under a `usage` key; every record names its session and place itself, but for the
+    /// records of 1.0 inline sidechains, whose chain of records names their subagent.
+    fn may_matter_to_usage(&self, line: &[u8]) -> bool {
+        static NEEDED: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::new(["\"usage\"", "\"isSidechain\":true", "\"isSidechain\": true"])
+                .expect("fixed patterns")
+        });
+        NEEDED.is_match(line)
+    }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
         let mut object = Object::parse_with(line.text, APART, |_| true)?;

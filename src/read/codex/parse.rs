@@ -302,7 +302,7 @@ impl Parser {
                 if let Some(id) = &call_id {
                     facts.call = Some((id.clone(), name.clone()));
                 }
-                one(self, Payload::ToolCall(ToolCall { call_id, name, input, input_text }))
+                one(self, Payload::ToolCall(ToolCall { call_id, name, tool_kind: None, input, input_text }))
             }
             "function_call_output" | "custom_tool_call_output" => {
                 let out = match object.raw("output") {
@@ -311,6 +311,8 @@ impl Parser {
                 };
                 // The mapper names the tool from its call and adds what `patch_apply_end` said.
                 let payload = Payload::ToolOutput(ToolOutput {
+                    tool_kind: None,
+                    failed: None,
                     call_id: item.call_id.as_deref().map(str::to_owned),
                     name: item.name.map(Cow::into_owned),
                     text: out.text,
@@ -439,6 +441,16 @@ impl Parser {
 
 impl LineParser for Parser {
     type Parsed = Parsed;
+
+    /// Usage comes from `token_count` rows, read against the session header (id, fork) and the
+    /// turn context (model); replayed history is told by the times of those rows.
+    fn may_matter_to_usage(&self, line: &[u8]) -> bool {
+        static NEEDED: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::new(["\"token_count\"", "\"session_meta\"", "\"turn_context\""])
+                .expect("fixed patterns")
+        });
+        NEEDED.is_match(line)
+    }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
         let mut facts = Facts::default();

@@ -178,6 +178,13 @@ impl Header<'_> {
             ),
             Value::Text,
         ));
+        if let Some(cost) = u.cost_usd {
+            let unpriced = match u.unpriced_responses {
+                0 => String::new(),
+                n => format!(" ({} without a price left out)", counted(n, "response")),
+            };
+            fields.push(("cost", format!("${cost:.2} at list prices{unpriced}"), Value::Text));
+        }
         if self.copied > 0 {
             fields.push((
                 "replayed",

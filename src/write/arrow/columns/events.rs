@@ -33,10 +33,12 @@ table! {
         meta_type: Runs, nullable => p.meta_type;
         text: Text, nullable => p.text;
         tool_name: Runs, nullable => p.tool_name;
+        tool_kind: Runs, nullable => p.tool_kind;
         call_id: Text, nullable => p.call_id;
         model: Runs, nullable => e.context.model.as_deref();
         is_error: Flag, nullable => p.is_error;
         exit_code: Int, nullable => p.exit_code;
+        failed: Flag, nullable => p.failed;
         duration_ms: Int, nullable => p.duration_ms;
         usage: Ints<7> = Ints::new(USAGE_FIELDS), nullable => p.usage.map(usage_counts);
         cost_usd: Float, nullable => p.usage.and_then(|u| u.cost_usd);
@@ -101,9 +103,11 @@ struct Cells<'a> {
     meta_type: Option<&'a str>,
     text: Option<&'a str>,
     tool_name: Option<&'a str>,
+    tool_kind: Option<&'a str>,
     call_id: Option<&'a str>,
     is_error: Option<bool>,
     exit_code: Option<i64>,
+    failed: Option<bool>,
     duration_ms: Option<i64>,
     usage: Option<&'a Usage>,
     phase: Option<&'a str>,
@@ -142,6 +146,7 @@ impl<'a> Cells<'a> {
             },
             Payload::ToolCall(c) => Cells {
                 tool_name: Some(&c.name),
+                tool_kind: c.tool_kind.map(|k| k.as_str()),
                 call_id: c.call_id.as_deref(),
                 tool_input: document(&c.input),
                 tool_input_text: c.input_text.as_deref(),
@@ -151,10 +156,12 @@ impl<'a> Cells<'a> {
                 parts = Some(&o.parts[..]);
                 Cells {
                     tool_name: o.name.as_deref(),
+                    tool_kind: o.tool_kind.map(|k| k.as_str()),
                     call_id: o.call_id.as_deref(),
                     text: Some(&o.text),
                     is_error: o.is_error,
                     exit_code: o.exit_code,
+                    failed: o.failed,
                     duration_ms: int(o.duration_ms),
                     tool_result: document(&o.result),
                     ..Cells::default()
