@@ -3,15 +3,16 @@
 # generated corpus, in one run, and prints a Markdown table.
 #
 # usage: benches/run.sh [BYTES] [SEED]        (default 1 GiB, seed 42)
+#        ONLY='usage' benches/run.sh           only the rows whose label matches the regex
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
 # agentlog to unified JSONL, Parquet, interchange, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
 # same files; HTML transcripts of the Claude Code sessions, a file per session, and claude-code-log
-# doing the same; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
+# doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
-# converts one file of at least 500 MB. Needs python3; installs duckdb and claude-code-log from
-# PyPI if missing.
+# converts one file of at least 500 MB. Needs python3 and npm; installs duckdb and claude-code-log
+# from PyPI, and ccusage from npm, if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BYTES=${1:-1073741824}
@@ -24,6 +25,9 @@ cargo build --release --quiet --bin agentlog --example bench_corpus --example pa
 [ -d "$CORPUS" ] || ./target/release/examples/bench_corpus "$CORPUS" "$BYTES" "$SEED"
 python3 -c "import duckdb" 2>/dev/null || python3 -m pip install --quiet 'duckdb>=1.1'
 command -v claude-code-log >/dev/null || python3 -m pip install --quiet 'claude-code-log>=1.7,<2'
+CCUSAGE=target/bench/ccusage/node_modules/.bin/ccusage
+[ -x "$CCUSAGE" ] || npm install --silent --no-fund --no-audit --prefix target/bench/ccusage ccusage@20.0.24 >/dev/null
+mkdir -p target/bench/empty-home
 SIZE=$(find "$CORPUS" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
 CLAUDE_SIZE=$(find "$CORPUS/claude" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
 FILES=$(find "$CORPUS" -type f -name '*.jsonl' | wc -l)
@@ -46,6 +50,8 @@ declare -A LABEL THREADS BYTES CMD BEST CPU RSS MBS FAILED
 # Declares a row: label, threads, input bytes, command.
 row() {
   local key="$1/$2"
+  # ONLY=REGEX measures only the rows whose label matches.
+  if [ -n "${ONLY:-}" ] && ! [[ $1 =~ $ONLY ]]; then return; fi
   ROWS+=("$key")
   LABEL[$key]=$1 THREADS[$key]=$2 BYTES[$key]=$3
   shift 3
@@ -100,6 +106,14 @@ for t in 1 2; do
   row "claude-code-log to HTML, Claude Code" $t "$CLAUDE_SIZE" claude-code-log convert --projects-dir "$CORPUS/claude/projects" --all-projects --no-cache -j $t -o "$OUT/claude-code-log/"
 done
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
+# Tokens and cost per day, both agents, beside ccusage doing the same on the same files; one
+# thread is one core for both (taskset), since ccusage has no thread count of its own.
+for t in 1 2; do
+  cores=$([ $t = 1 ] && echo 0 || echo 0,1)
+  row "agentlog usage --by day --json" $t "$SIZE" taskset -c $cores ./target/release/agentlog usage -q "$CORPUS" -j $t --by day --tz UTC --json
+  row "ccusage daily --json (Claude Code and Codex)" $t "$SIZE" env HOME="$PWD/target/bench/empty-home" \
+    CLAUDE_CONFIG_DIR="$PWD/$CORPUS/claude" CODEX_HOME="$PWD/$CORPUS/codex" taskset -c $cores "$CCUSAGE" daily --json --offline -z UTC
+done
 
 # Rounds go through every row in turn, so that each row's best run is drawn from the whole
 # run's time rather than from one noisy minute.
@@ -129,12 +143,16 @@ for key in "${ROWS[@]}"; do
     "${CPU[$key]}" $((RSS[$key] / 1024))
 done
 echo
-ratio() { awk -v a="${MBS[$1]}" -v b="${MBS[$2]}" 'BEGIN {printf "%.2f", a / b}'; }
+ratio() {
+  if [ -z "${MBS[$1]:-}" ] || [ -z "${MBS[$2]:-}" ] || [ "${MBS[$2]}" = 0 ]; then echo -; return; fi
+  awk -v a="${MBS[$1]}" -v b="${MBS[$2]}" 'BEGIN {printf "%.2f", a / b}'
+}
 echo "| ratio | 1 thread | 2 threads |"
 echo "|---|---|---|"
 echo "| unified / parse baseline | $(ratio 'agentlog --to unified/1' 'parse into serde_json::Value/1') | $(ratio 'agentlog --to unified/2' 'parse into serde_json::Value/2') |"
 echo "| parquet / DuckDB | $(ratio 'agentlog --to parquet/1' 'DuckDB COPY read_json_auto to Parquet/1') | $(ratio 'agentlog --to parquet/2' 'DuckDB COPY read_json_auto to Parquet/2') |"
 echo "| 2 threads / 1 thread, unified | | $(ratio 'agentlog --to unified/2' 'agentlog --to unified/1') |"
 echo "| 2 threads / 1 thread, parquet | | $(ratio 'agentlog --to parquet/2' 'agentlog --to parquet/1') |"
+echo "| usage / ccusage daily | $(ratio 'agentlog usage --by day --json/1' 'ccusage daily --json (Claude Code and Codex)/1') | $(ratio 'agentlog usage --by day --json/2' 'ccusage daily --json (Claude Code and Codex)/2') |"
 echo "| html -o DIR/ / claude-code-log | $(ratio 'agentlog --to html -o DIR/, Claude Code/1' 'claude-code-log to HTML, Claude Code/1') | $(ratio 'agentlog --to html -o DIR/, Claude Code/2' 'claude-code-log to HTML, Claude Code/2') |"
 rm -f "$TIMES"
