@@ -355,6 +355,13 @@ fn convert_writes_only_the_sessions_and_times_the_filters_keep() {
         events.iter().filter(|e| e["source"]["line"].as_u64() >= Some(3)).map(|e| e["id"].to_string()).collect()
     };
     assert_eq!(ids(&late), ids(&whole));
+    // A Codex subagent thread (subagent-thread.jsonl, 3 events) goes with its own id and with
+    // its parent's.
+    for id in ["0a0e0000-0000-7000-8000-000000000e04", "0a0e0000-0000-7000-8000-0000000000bb"] {
+        let thread = converted(&[all, "--session", id]);
+        assert_eq!(thread.len(), 3, "{id}");
+        assert!(thread.iter().all(|e| e["source"]["file"].as_str().unwrap().ends_with("subagent-thread.jsonl")));
+    }
     let out = cargo_bin_cmd!("agentlog")
         .args(["convert", all, "--session", "9c", "--incremental", "-o"])
         .arg(tempfile::tempdir().unwrap().path().join("out/"))

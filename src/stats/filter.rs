@@ -43,7 +43,8 @@ impl NamePattern {
 /// What events to keep; an empty list or bound keeps all.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
-    /// Session ids or their beginnings; a subagent's events go with the session that started it.
+    /// Session ids or their beginnings; a subagent's events go with the session that started
+    /// it, and with its own.
     pub sessions: Vec<String>,
     /// First instant kept.
     pub since: Option<DateTime<Utc>>,
@@ -71,13 +72,20 @@ impl Filter {
     /// Whether `event` is kept. An event without the field a filter looks at (no time, no
     /// working directory, no model) is not kept by that filter.
     pub fn keeps(&self, event: &Event) -> bool {
-        let session = root_session(event);
-        (self.sessions.is_empty() || self.sessions.iter().any(|s| session.starts_with(s.as_str())))
+        self.keeps_session(event)
             && (self.agents.is_empty() || self.agents.contains(&event.agent))
             && self.keeps_time(event.timestamp)
             && (self.projects.is_empty()
                 || event.context.cwd.as_deref().is_some_and(|cwd| self.projects.iter().any(|p| p.matches(cwd))))
             && (self.models.is_empty() || model(event).is_some_and(|m| self.models.iter().any(|p| p.matches(m))))
+    }
+
+    /// Whether `--session` keeps the event: its session or the session that started it begins
+    /// with one of the ids given.
+    fn keeps_session(&self, event: &Event) -> bool {
+        let (own, root) = (event.session_id.as_str(), root_session(event));
+        self.sessions.is_empty()
+            || self.sessions.iter().any(|s| own.starts_with(s.as_str()) || root.starts_with(s.as_str()))
     }
 
     /// Whether a time is within `--since` and `--until`.
@@ -142,12 +150,10 @@ impl<'f> Gate<'f> {
     /// When `out` fails.
     pub fn pass(&mut self, event: Event, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<()> {
         let f = self.filter;
-        let session = root_session(&event);
-        if !(f.sessions.is_empty() || f.sessions.iter().any(|s| session.starts_with(s.as_str())))
-            || !(f.agents.is_empty() || f.agents.contains(&event.agent))
-        {
+        if !f.keeps_session(&event) || !(f.agents.is_empty() || f.agents.contains(&event.agent)) {
             return Ok(());
         }
+        let session = root_session(&event);
         if f.projects.is_empty() && f.models.is_empty() {
             return if f.keeps_time(event.timestamp) { out(event) } else { Ok(()) };
         }
