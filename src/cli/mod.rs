@@ -182,6 +182,15 @@ fn resolve_inputs(args: &[String], reader: Option<&'static dyn read::Reader>) ->
     (files.collect(), Vec::new())
 }
 
+/// Says on stderr that the INPUT arguments, or the default places, hold no session file.
+fn say_none_found(args: &[String], reporter: &Reporter) {
+    reporter.info(&if args.is_empty() {
+        "agentlog: no session files found in the agents' default places; give INPUT paths".to_owned()
+    } else {
+        format!("agentlog: no session files found in {} (no file there has a name a reader accepts)", args.join(", "))
+    });
+}
+
 fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     let reader =
         args.from.as_deref().filter(|f| *f != "auto").map(|f| read::reader(f).expect("clap only accepts known names"));
@@ -313,14 +322,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         reporter.error(e);
     }
     if inputs.is_empty() && errors.is_empty() {
-        reporter.info(&if args.inputs.is_empty() {
-            "agentlog: no session files found in the agents' default places; give INPUT paths".to_owned()
-        } else {
-            format!(
-                "agentlog: no session files found in {} (no file there has a name a reader accepts)",
-                args.inputs.join(", ")
-            )
-        });
+        say_none_found(&args.inputs, reporter);
     }
     if let Err(message) = check_outputs(&args, writer, &inputs) {
         reporter.error(&CliError::Usage { message });

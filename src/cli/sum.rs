@@ -63,7 +63,11 @@ pub fn sum<T: Sums>(
         "auto" => None,
         name => Some(read::reader(name).expect("clap only accepts known reader names")),
     };
-    let (inputs, mut errors) = super::resolve_inputs(inputs, reader);
+    let (specs, mut errors) = super::resolve_inputs(inputs, reader);
+    if specs.is_empty() && errors.is_empty() {
+        super::say_none_found(inputs, reporter);
+    }
+    let inputs = specs;
     let (groups, plan_errors) = pipeline::plan(&inputs, reader, &|_| None, settings);
     errors.extend(plan_errors);
     for e in &errors {
