@@ -76,6 +76,14 @@ impl Reader for Claude {
         let settings = shared.settings().clone();
         let run = shared.slot::<map::RunState>(self.name());
         let mut mapper = map::Mapper::new(name, run);
-        read_lines(Agent::ClaudeCode, name, bytes, &settings, &parse::Parser::new(name), &mut mapper, out)
+        read_lines(
+            Agent::ClaudeCode,
+            name,
+            bytes,
+            &settings,
+            &parse::Parser::new(name, settings.usage_only()),
+            &mut mapper,
+            out,
+        )
     }
 }

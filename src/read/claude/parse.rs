@@ -41,6 +41,9 @@ pub(super) const APART: &[Apart] = &[Apart {
     inner: &[Apart { key: "content", list: true, inner: &[Apart { key: "content", list: true, inner: &[] }] }],
 }];
 
+/// Fields of a line read apart when its content blocks are not read: the message alone.
+const APART_MESSAGE: &[Apart] = &[Apart { key: "message", list: false, inner: &[] }];
+
 /// Prefix of the call ids given to commands the user ran in bash mode (`!cmd`), which the
 /// source records without an id: the call is named after its record's uuid, and the output's
 /// parent is that record.
@@ -77,6 +80,9 @@ pub struct Parser {
     pub(super) fallback_session: String,
     /// For a subagent file (`agent-<id>.jsonl`): its agent id.
     pub(super) file_agent: Option<String>,
+    /// A run counting only usage: assistant records are read without their content blocks,
+    /// unless they may start or feed a 1.0 inline sidechain (see [`Parser::needs_content`]).
+    pub(super) usage_only: bool,
 }
 
 /// One parsed line: its events, and what the [`Mapper`] needs to link them to the lines before.
@@ -115,8 +121,22 @@ pub(super) struct Response {
 
 impl Parser {
     /// A parser for the file named `name`.
-    pub fn new(name: &str) -> Self {
-        Parser { fallback_session: file_stem(name).to_owned(), file_agent: paths::subagent_id(name).map(str::to_owned) }
+    pub fn new(name: &str, usage_only: bool) -> Self {
+        Parser {
+            fallback_session: file_stem(name).to_owned(),
+            file_agent: paths::subagent_id(name).map(str::to_owned),
+            usage_only,
+        }
+    }
+
+    /// Whether a line's content blocks are read: always but in a run counting only usage, where
+    /// only lines that may link a 1.0 inline sidechain to its `Task` call need them.
+    fn needs_content(&self, line: &str) -> bool {
+        static LINKS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::new(["\"isSidechain\":true", "\"isSidechain\": true", "\"Task\""])
+                .expect("fixed patterns")
+        });
+        !self.usage_only || LINKS.is_match(line)
     }
 
     /// The event fields every event of `record` shares, with a placeholder payload; fills the
@@ -213,7 +233,13 @@ impl Parser {
         Ok(turn.finish(head, injected))
     }
 
-    fn assistant(&self, head: &Event, chat: &ChatLine<'_, '_>, parsed: &mut Parsed) -> Result<Vec<Event>, Problem> {
+    fn assistant(
+        &self,
+        head: &Event,
+        chat: &ChatLine<'_, '_>,
+        parsed: &mut Parsed,
+        content: bool,
+    ) -> Result<Vec<Event>, Problem> {
         let (record, line) = (chat.record, chat.line);
         let Some(message) = chat.message()? else {
             return Ok(vec![with(head, unknown(Json::parse(line.text)?))]);
@@ -222,7 +248,7 @@ impl Parser {
         head.response_id = message.id.as_deref().map(str::to_owned);
         head.context.model = message.model.as_deref().map(str::to_owned);
         let mut events = Vec::new();
-        match chat.content()? {
+        match if content { chat.content()? } else { None } {
             None => {}
             Some(Content::Text(text)) => {
                 let parts = vec![Part::Text { text: text.into_owned() }];
@@ -397,7 +423,8 @@ impl LineParser for Parser {
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
-        let mut object = Object::parse_with(line.text, APART, |_| true)?;
+        let content = self.needs_content(line.text);
+        let mut object = Object::parse_with(line.text, if content { APART } else { APART_MESSAGE }, |_| true)?;
         let message = match object.take_nested("message") {
             Some(Nested::Object(message)) => Some(message),
             _ => None,
@@ -428,6 +455,7 @@ impl LineParser for Parser {
                 &head,
                 &ChatLine { object: &object, record: &record, message: message.as_ref(), line },
                 &mut parsed,
+                content,
             )?,
             "system" => vec![Self::system(&head, &record, &object)],
             "summary" => {
