@@ -77,3 +77,21 @@ fn converted_tool_events_carry_their_family_and_whether_they_failed() {
         events.iter().filter(|e| e["kind"] == "tool_call").map(|e| &e["payload"]["tool_kind"]).collect();
     assert_eq!(calls, [&json!("shell"), &json!("shell"), &json!("edit"), &json!("mcp"), &json!("shell")]);
 }
+
+#[test]
+fn tools_csv_has_the_family_and_the_commonest_error_of_each_tool() {
+    let file = common::own_corpus().join("codex/tool-outputs.jsonl");
+    let out = cargo_bin_cmd!("agentlog").args(["tools", "-q", "--csv"]).arg(&file).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "tool,family,calls,outputs,errors,failures_known,error_rate,durations_known,median_ms,p95_ms,top_error",
+            "apply_patch,edit,1,1,0,1,0,1,200,200,",
+            "exec_command,shell,3,2,1,2,0.5,2,1002,4500,test result: FAILED",
+            // The message holds a comma: quoted.
+            "mcp__docs__search,mcp,1,1,1,1,1,1,870,870,\"u64::div_ceil: Calculates the quotient, rounding up.\"",
+        ]
+    );
+}

@@ -369,3 +369,31 @@ fn convert_writes_only_the_sessions_and_times_the_filters_keep() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn csv_has_a_line_per_row_and_the_table_a_totals_row_and_a_footnote() {
+    let file = priced();
+    let run = |format: &[&str]| {
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["usage", "-q", "--by", "model", "--tz", "UTC"])
+            .arg(&file)
+            .args(format)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let csv = run(&["--csv"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3, "{csv}");
+    assert!(lines[0].starts_with("model,input_tokens,cache_read_tokens,cache_write_tokens,cache_write_1h_tokens,"));
+    assert!(lines[0].ends_with(",cost_usd,unpriced_responses"));
+    assert_eq!(lines[1], "claude-opus-4-6,10,1000,3000,2000,500,0,4510,1,0.0393,0");
+    assert_eq!(lines[2], "claude-unreleased-9,100,0,0,0,20,0,120,1,,1");
+    let table = run(&[]);
+    let total = table.lines().find(|l| l.starts_with("Total")).unwrap();
+    assert_eq!(
+        total.split_whitespace().collect::<Vec<_>>(),
+        ["Total", "110", "1,000", "3,000", "520", "0", "4,630", "2", "$0.04*"]
+    );
+    assert!(table.ends_with("* leaves out 1 response of models without a price\n"), "{table}");
+}
