@@ -9,8 +9,9 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::parse::{Parsed, Response, Sidechain, SummaryTitle, meta, usage, uuid_bits};
+use super::parse::{Parsed, Response, Sidechain, SummaryTitle, meta, uuid_bits};
 use super::paths;
+use super::usage::usage;
 use crate::model::{Event, Json, Meta, MetaType, Payload, Role, USAGE_SLOT};
 use crate::read::{Emitter, LineMapper};
 

@@ -18,6 +18,7 @@ mod parse;
 mod paths;
 mod progress;
 mod raw;
+mod usage;
 
 use std::io;
 

@@ -9,7 +9,7 @@ use super::classify::UserTurn;
 use super::raw::{self, Block, Content, MediaSource, Message as RawMessage, Record, ResultFacts, TaskInput};
 use super::{paths, progress};
 use crate::model::{
-    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput, Usage,
+    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
 };
 use crate::read::{Apart, Line, LineParser, Nested, Object, Problem, checked_sum, file_stem, parse_time};
 
@@ -129,14 +129,10 @@ impl Parser {
         }
     }
 
-    /// Whether a line's content blocks are read: always but in a run counting only usage, where
-    /// only lines that may link a 1.0 inline sidechain to its `Task` call need them.
+    /// Whether a line's content blocks are read: always, but in a run counting only usage only
+    /// where [`super::usage::needs_content`] says so.
     fn needs_content(&self, line: &str) -> bool {
-        static LINKS: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-            aho_corasick::AhoCorasick::new(["\"isSidechain\":true", "\"isSidechain\": true", "\"Task\""])
-                .expect("fixed patterns")
-        });
-        !self.usage_only || LINKS.is_match(line)
+        !self.usage_only || super::usage::needs_content(line)
     }
 
     /// The event fields every event of `record` shares, with a placeholder payload; fills the
@@ -411,15 +407,8 @@ impl Parser {
 impl LineParser for Parser {
     type Parsed = Parsed;
 
-    /// Usage is on assistant records and on the subagent replies in `progress` records, each
-    /// under a `usage` key; every record names its session and place itself, but for the
-    /// records of 1.0 inline sidechains, whose chain of records names their subagent.
     fn may_matter_to_usage(&self, line: &[u8]) -> bool {
-        static NEEDED: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-            aho_corasick::AhoCorasick::new(["\"usage\"", "\"isSidechain\":true", "\"isSidechain\": true"])
-                .expect("fixed patterns")
-        });
-        NEEDED.is_match(line)
+        super::usage::may_matter_to_usage(line)
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
@@ -571,24 +560,6 @@ pub(super) fn content_part(block: &Block<'_>) -> Option<Part> {
             Some(Part::Document { media_type, data, url })
         }
         _ => None,
-    }
-}
-
-/// One response's usage in the unified terms: the four counts do not overlap.
-pub(super) fn usage(u: &raw::Usage, event: &Event) -> Usage {
-    let counts = [u.input_tokens, u.cache_read_input_tokens, u.cache_creation_input_tokens, u.output_tokens];
-    Usage {
-        input_tokens: u.input_tokens.get(),
-        cache_read_tokens: u.cache_read_input_tokens.get(),
-        cache_write_tokens: u.cache_creation_input_tokens.get(),
-        cache_write_1h_tokens: u.cache_creation.as_ref().and_then(|c| c.ephemeral_1h_input_tokens.get()),
-        output_tokens: u.output_tokens.get(),
-        reasoning_tokens: u.output_tokens_details.as_ref().and_then(|d| d.thinking_tokens.get()),
-        // Past the largest count, the total is unknown rather than wrapped.
-        total_tokens: checked_sum(counts.iter().filter_map(|c| c.get())),
-        cost_usd: None,
-        model: event.context.model.clone(),
-        response_id: event.response_id.clone(),
     }
 }
 

@@ -442,14 +442,8 @@ impl Parser {
 impl LineParser for Parser {
     type Parsed = Parsed;
 
-    /// Usage comes from `token_count` rows, read against the session header (id, fork) and the
-    /// turn context (model); replayed history is told by the times of those rows.
     fn may_matter_to_usage(&self, line: &[u8]) -> bool {
-        static NEEDED: std::sync::LazyLock<aho_corasick::AhoCorasick> = std::sync::LazyLock::new(|| {
-            aho_corasick::AhoCorasick::new(["\"token_count\"", "\"session_meta\"", "\"turn_context\""])
-                .expect("fixed patterns")
-        });
-        NEEDED.is_match(line)
+        super::tokens::may_matter_to_usage(line)
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {

@@ -3,6 +3,12 @@
 //! that did not advance re-sends the same counters; a counter that went down is a reset (on
 //! context overflow Codex sets input and output to 0 and the total to the context window), and
 //! the row's own `last_token_usage` is the call's.
+//!
+//! A run counting only usage reads the rows that matter to it: [`may_matter_to_usage`].
+
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
 
 use super::raw::TokenUsage;
 
@@ -38,6 +44,16 @@ impl Totals {
         // After compaction Codex writes an estimate with no input or output: not a call.
         call.filter(|u| u.input_tokens > 0 || u.output_tokens > 0)
     }
+}
+
+/// Whether a line may matter to usage: usage comes from `token_count` rows, read against the
+/// session header (id, fork) and the turn context (model); replayed history is told by the
+/// times of those rows.
+pub(super) fn may_matter_to_usage(line: &[u8]) -> bool {
+    static NEEDED: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasick::new(["\"token_count\"", "\"session_meta\"", "\"turn_context\""]).expect("fixed patterns")
+    });
+    NEEDED.is_match(line)
 }
 
 #[cfg(test)]
