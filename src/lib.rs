@@ -25,6 +25,7 @@ pub mod cost;
 pub mod model;
 pub mod pipeline;
 pub mod read;
+pub mod redact;
 pub mod stats;
 pub mod validate;
 pub mod write;

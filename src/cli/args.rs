@@ -171,6 +171,10 @@ pub struct ConvertArgs {
     /// the first working directory and model they name.
     #[command(flatten)]
     pub filter: FilterArgs,
+
+    /// Secrets and pseudonyms.
+    #[command(flatten)]
+    pub redact: super::redact::RedactArgs,
 }
 
 /// `--reasoning`.

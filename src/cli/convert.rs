@@ -177,7 +177,7 @@ fn groups_to_redo(groups: Vec<batch::Group>, manifest: &super::incremental::Mani
 }
 
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
-pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
+pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &Reporter) -> Exit {
     let started = Instant::now();
     // The run's threads: they tell the inputs' formats and parse the lines of large files; the
     // reading threads that map them in order are `batch::run`'s own. Without threads to spare,
@@ -186,6 +186,10 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         .or_else(|_| Settings::new(1, plan.max_line_bytes))
         .unwrap_or_default()
         .with_filter(plan.filter.clone());
+    let settings = match &redaction {
+        Some(redaction) => settings.with_redactor(redaction.redactor.clone()),
+        None => settings,
+    };
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
         _ => None,
@@ -243,6 +247,18 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
     let mut result = batch::run(&groups, &mut dest, &settings, encoder);
     let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;
+    let redacted = redaction.as_ref().map(super::redact::Redaction::summary).unwrap_or_default();
+    // The findings are written before the output is committed: an output redacted without the
+    // report asked for is not left behind.
+    if result.is_ok()
+        && let Some(redaction) = redaction
+        && let Err(e) = redaction.write_report()
+    {
+        drop(sink);
+        progress.finish_and_clear();
+        reporter.error(&e);
+        return Exit::Output;
+    }
     if result.is_ok() {
         result = sink.finish();
     }
@@ -289,7 +305,7 @@ pub fn run(plan: &Plan, reporter: &Reporter) -> Exit {
         },
     };
     reporter.info(&format!(
-        "agentlog: {} files{skipped}, {} sessions, {} events, {} warnings, {} errors, {:.1} MB in {:.2} s ({:.1} MB/s){written}",
+        "agentlog: {} files{skipped}, {} sessions, {} events, {} warnings, {} errors{redacted}, {:.1} MB in {:.2} s ({:.1} MB/s){written}",
         totals.files,
         totals.sessions,
         totals.events,

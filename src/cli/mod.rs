@@ -9,6 +9,7 @@ mod filter;
 mod guard;
 mod incremental;
 mod ls;
+mod redact;
 mod report;
 mod sum;
 mod table;
@@ -379,6 +380,14 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         });
         return Exit::Usage;
     }
+    // Redaction that cannot run fails the run before anything is written.
+    let redaction = match args.redact.resolve() {
+        Ok(redaction) => redaction,
+        Err(e) => {
+            reporter.error(&e);
+            return if matches!(e, CliError::Usage { .. }) { Exit::Usage } else { Exit::Input };
+        }
+    };
     let plan = convert::Plan {
         inputs,
         reader,
@@ -392,6 +401,6 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         incremental: args.incremental,
         filter,
     };
-    let exit = convert::run(&plan, reporter);
+    let exit = convert::run(&plan, redaction, reporter);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

@@ -227,6 +227,18 @@ impl InputDiagnostic {
         InputDiagnostic { file: file.to_owned(), line, problem, skipped: true, window }
     }
 
+    /// Replaces the shown part of the line and the message by what `redact` makes of them
+    /// (`None`: unchanged); the problem's place is kept within the shown text.
+    pub fn redact(&mut self, redact: impl Fn(&str) -> Option<String>) {
+        if let Some(text) = redact(&self.window.text) {
+            self.window.at = floor_char_boundary(&text, self.window.at.min(text.len()));
+            self.window.text = text;
+        }
+        if let Some(message) = redact(&self.problem.message) {
+            self.problem.message = message;
+        }
+    }
+
     /// Marks the line as mapped in spite of the problem.
     pub fn kept(self) -> Self {
         InputDiagnostic { skipped: false, ..self }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::cost::Prices;
+use crate::redact::Redactor;
 use crate::stats::filter::Filter;
 
 /// The default longest line: 256 MiB, far beyond any record the agents write.
@@ -24,6 +25,7 @@ pub struct Settings {
     prices: Arc<Prices>,
     usage_only: bool,
     filter: Option<Arc<Filter>>,
+    redactor: Option<Arc<Redactor>>,
 }
 
 /// Threads that parse the lines of large inputs, and what they know of the inputs being read.
@@ -44,6 +46,7 @@ impl Default for Settings {
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
             filter: None,
+            redactor: None,
         }
     }
 }
@@ -71,6 +74,7 @@ impl Settings {
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
             filter: None,
+            redactor: None,
         })
     }
 
@@ -96,6 +100,18 @@ impl Settings {
     pub fn with_filter(mut self, filter: Filter) -> Self {
         self.filter = (!filter.keeps_all()).then(|| Arc::new(filter));
         self
+    }
+
+    /// These settings redacting every event with `redactor` before it is handed on.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
+    }
+
+    /// The redactor of the events handed on, if any.
+    pub fn redactor(&self) -> Option<&Redactor> {
+        self.redactor.as_deref()
     }
 
     /// The filter of the events handed on, if any.

@@ -11,6 +11,7 @@ use std::thread;
 
 use crate::model::{Agent, Event, Meta, MetaType, Payload};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
+use crate::redact::Redactor;
 use crate::stats::filter::Gate;
 use crate::write::Encoder;
 
@@ -67,6 +68,8 @@ pub trait Destination {
 pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings) -> io::Result<()> {
     let mut shared = Shared::new(settings.clone());
     let mut gate = settings.filter().map(Gate::new);
+    let redactor = settings.redactor();
+    let mut scope = redactor.map(Redactor::scope).unwrap_or_default();
     for item in &group.items {
         let name = item.spec.name();
         let given = item.told.then_some(item.reader);
@@ -90,9 +93,15 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
                 if let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload {
                     settings.prices().price(usage);
                 }
+                let mut hand_on = |mut event: Event| {
+                    if let Some(redactor) = redactor {
+                        redactor.event(&mut event, &mut scope);
+                    }
+                    dest.event(event)
+                };
                 let passed = match &mut gate {
-                    Some(gate) => gate.pass(event, &mut |e| dest.event(e)),
-                    None => dest.event(event),
+                    Some(gate) => gate.pass(event, &mut hand_on),
+                    None => hand_on(event),
                 };
                 passed.inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
             })
@@ -105,6 +114,12 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
                 if let Some(other) = looks_like.filter(|other| other.name() != reader.name()) {
                     let problem = read::Problem::reader_mismatch(reader.name(), other.name());
                     report.diagnostics.push(read::InputDiagnostic::new(name, 1, &first_line, problem).kept());
+                }
+                // A diagnostic shows part of its line, which may hold a secret too.
+                if let Some(redactor) = redactor {
+                    for diagnostic in &mut report.diagnostics {
+                        diagnostic.redact(|text| redactor.text(text));
+                    }
                 }
                 Ok(report)
             }
