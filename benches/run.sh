@@ -85,6 +85,8 @@ row "cat > /dev/null" 1 "$SIZE" sh -c "find '$CORPUS' -type f -exec cat {} + > /
 for t in 1 2; do
   row "parse into serde_json::Value" $t "$SIZE" ./target/release/examples/parse_baseline "$CORPUS" $t
   row "agentlog --to unified" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t -o "$OUT/events.jsonl"
+  row "agentlog --to unified --redact" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t --redact -o "$OUT/redacted.jsonl"
+  row "agentlog --to unified --redact --pseudonymize all" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t --redact --pseudonymize all -o "$OUT/pseudonymized.jsonl"
   row "agentlog --to parquet" $t "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs $t -o "$OUT/events.parquet"
   # union_by_name=true would keep every file's columns, but DuckDB runs out of memory
   # (18.8 GiB) binding it on this corpus; without it the schema is inferred from a sample.

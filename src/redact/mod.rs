@@ -291,7 +291,9 @@ impl Walk<'_, '_> {
             self.string("/context/cwd", cwd);
         }
         // The source file is a place on this machine, not content: pseudonyms only.
-        if let Some(new) = self.pseudonymize(&event.source.file) {
+        if let Some(pseudonyms) = &self.redactor.pseudonyms
+            && let Some(new) = pseudonyms.file(&event.source.file, &self.scope.users, &mut self.pseudonyms)
+        {
             event.source.file = new;
         }
     }

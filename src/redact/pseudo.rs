@@ -134,6 +134,7 @@ pub struct Pseudonyms {
     host: Regex,
     path: Regex,
     home: Regex,
+    project_key: Regex,
 }
 
 impl Pseudonyms {
@@ -147,6 +148,7 @@ impl Pseudonyms {
                 .expect("valid"),
             path: Regex::new(r#"(?P<pre>^|[\s'"`(=,\[{>:])(?P<path>(?:~|[A-Za-z]:)?/[^/\s'"`()\[\]{}<>,;:|*?]+(?:/[^/\s'"`()\[\]{}<>,;:|*?]*)*|[A-Za-z]:\\[^\s'"`()\[\]{}<>,;:|*?]+)"#)
                 .expect("valid"),
+            project_key: Regex::new(r"(?:^|[/\\])-(?:Users|home)-(?P<user>[A-Za-z0-9_.]+)-").expect("valid"),
             home: Regex::new(r"(?P<pre>(?:^|[^A-Za-z0-9_.-])(?:/home/|/Users/|[A-Za-z]:[\\/]Users[\\/]))(?P<user>[A-Za-z0-9_.-]+)").expect("valid"),
         }
     }
@@ -156,13 +158,29 @@ impl Pseudonyms {
         self.kinds
     }
 
-    /// The user names of home directories in `text` that identify someone.
+    /// The user names of home directories in `text` that identify someone, also in the form
+    /// Claude Code gives a project directory's name (`-Users-<user>-work`).
     pub fn users_in<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.home
             .captures_iter(text)
+            .chain(self.project_key.captures_iter(text))
             .filter_map(|c| c.name("user"))
             .map(|m| m.as_str())
             .filter(|name| name.len() >= 3 && !GENERIC_USERS.contains(name))
+    }
+
+    /// An input file's path: with `path`, every component that could identify someone is
+    /// replaced, relative paths too; the user names are replaced as in any text.
+    pub fn file(&self, path: &str, users: &[String], count: &mut u64) -> Option<String> {
+        if !self.kinds.path {
+            return self.apply(path, users, count);
+        }
+        let new = self.path(path);
+        if new == path {
+            return None;
+        }
+        *count += 1;
+        Some(self.apply(&new, users, count).unwrap_or(new))
     }
 
     /// A pseudonym: `tag` and a keyed hash of `value`, 10 hex digits.

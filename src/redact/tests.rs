@@ -141,13 +141,20 @@ fn pseudonyms_are_stable_under_one_key_and_differ_under_another() {
         "cd /Users/alice/work/acme-billing/src && git push https://git.acme.internal/x alice@acme.com; alice said";
     let pseudonymize = |r: &Redactor| {
         let mut event = Event::new("s".into(), Payload::Message(Message::from_parts(Role::User, vec![])));
-        event.context.cwd = Some("/Users/alice/work/acme-billing".into());
+        event.source.file = "projects/-Users-alice-work-acme-billing/s.jsonl".into();
         if let Payload::Message(m) = &mut event.payload {
             m.text = text.into();
         }
-        r.event(&mut event, &mut r.scope());
+        let mut scope = r.scope();
+        r.event(&mut event, &mut scope);
+        let file = event.source.file.clone();
+        // The user learned from the project directory's name is known to later events.
+        let mut later = Event::new("s".into(), Payload::Message(Message::from_parts(Role::User, vec![])));
+        later.context.cwd = Some("/Users/alice/work/acme-billing".into());
+        r.event(&mut later, &mut scope);
         let Payload::Message(m) = event.payload else { panic!() };
-        (m.text, event.context.cwd.unwrap())
+        assert!(!file.contains("alice") && !file.contains("acme") && file.starts_with("projects/"), "{file}");
+        (m.text, later.context.cwd.unwrap())
     };
     let (a, cwd) = pseudonymize(&make(b"0123456789abcdef"));
     let (b, _) = pseudonymize(&make(b"0123456789abcdef"));
