@@ -125,6 +125,11 @@ impl Json {
         Json::from_boxed(serde_json::value::to_raw_value(value).expect("serialising to a string cannot fail"))
     }
 
+    /// The value as a raw JSON value, to deserialise without parsing the text again.
+    pub fn raw(&self) -> &RawValue {
+        &self.0
+    }
+
     /// The compact JSON text.
     pub fn get(&self) -> &str {
         self.0.get()

@@ -9,6 +9,9 @@ use serde_json::value::RawValue;
 
 /// What to do with the strings met in a walk.
 pub trait Strings {
+    /// Whether any string in the raw JSON text `raw` could change; values for which it is
+    /// false are left unparsed.
+    fn may_change(&self, raw: &str) -> bool;
     /// Whether the value under `key` of an object is left alone; `entries` are the object's.
     fn exempt(&self, key: &str, entries: &[(String, &RawValue)]) -> bool;
     /// A string value at JSON Pointer `path`: its new text, or `None` to keep it.
@@ -32,6 +35,10 @@ pub fn rewrite(raw: &RawValue, path: &mut String, strings: &mut dyn Strings) -> 
             let len = path.len();
             let mut changed: Vec<Option<String>> = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
+                if !strings.may_change(item.get()) {
+                    changed.push(None);
+                    continue;
+                }
                 path.push('/');
                 path.push_str(itoa::Buffer::new().format(i));
                 changed.push(rewrite(item, path, strings));
@@ -60,7 +67,8 @@ pub fn rewrite(raw: &RawValue, path: &mut String, strings: &mut dyn Strings) -> 
                 let new_key = strings.key(path, key);
                 path.push('/');
                 push_pointer_token(path, key);
-                let new_value = if strings.exempt(key, &entries) { None } else { rewrite(value, path, strings) };
+                let skip = strings.exempt(key, &entries) || !strings.may_change(value.get());
+                let new_value = if skip { None } else { rewrite(value, path, strings) };
                 path.truncate(len);
                 changed |= new_key.is_some() || new_value.is_some();
                 rebuilt.push((new_key, new_value));

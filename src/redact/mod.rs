@@ -199,17 +199,18 @@ fn replace_hits(text: &str, hits: &[Hit]) -> Option<String> {
 /// signatures, encrypted content, and the base64 data of images and documents. Changing any
 /// of them would break joins or the data, and none holds a credential.
 pub fn exempt_key(key: &str, entries: &[(String, &RawValue)]) -> bool {
-    let lower = key.to_ascii_lowercase();
-    let id_like = lower == "id"
-        || lower == "uuid"
-        || lower.ends_with("_id")
-        || lower.ends_with("uuid")
-        || (key.ends_with("Id") && key.len() > 2)
-        || key.ends_with("ID");
-    let hash_like = matches!(lower.as_str(), "hash" | "sha" | "sha1" | "sha256" | "checksum" | "digest" | "etag")
-        || lower.ends_with("_hash")
+    let is = |name: &str| key.eq_ignore_ascii_case(name);
+    let ends = |suffix: &str| {
+        key.len() >= suffix.len()
+            && key.is_char_boundary(key.len() - suffix.len())
+            && key[key.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+    };
+    let id_like =
+        is("id") || ends("uuid") || ends("_id") || (key.ends_with("Id") && key.len() > 2) || key.ends_with("ID");
+    let hash_like = ["hash", "sha", "sha1", "sha256", "checksum", "digest", "etag"].into_iter().any(is)
+        || ends("_hash")
         || key.ends_with("Hash");
-    let sealed = matches!(lower.as_str(), "signature" | "encrypted_content" | "encryptedcontent" | "redacted_thinking");
+    let sealed = ["signature", "encrypted_content", "encryptedcontent", "redacted_thinking"].into_iter().any(is);
     let media = key == "data"
         && entries
             .iter()
@@ -251,16 +252,16 @@ impl Walk<'_, '_> {
         let mut path = String::new();
         match &mut event.payload {
             Payload::Message(m) => {
-                self.string("/payload/text", &mut m.text);
+                self.string(&|| "/payload/text".into(), &mut m.text);
                 self.parts("/payload/parts", &mut m.parts);
                 if let Some(phase) = &mut m.phase {
-                    self.string("/payload/phase", phase);
+                    self.string(&|| "/payload/phase".into(), phase);
                 }
             }
             Payload::Reasoning(r) => {
-                self.string("/payload/text", &mut r.text);
+                self.string(&|| "/payload/text".into(), &mut r.text);
                 if let Some(raw) = &mut r.raw_text {
-                    self.string("/payload/raw_text", raw);
+                    self.string(&|| "/payload/raw_text".into(), raw);
                 }
             }
             Payload::ToolCall(c) => {
@@ -268,11 +269,11 @@ impl Walk<'_, '_> {
                     self.json("/payload/input", input, &mut path);
                 }
                 if let Some(text) = &mut c.input_text {
-                    self.string("/payload/input_text", text);
+                    self.string(&|| "/payload/input_text".into(), text);
                 }
             }
             Payload::ToolOutput(o) => {
-                self.string("/payload/text", &mut o.text);
+                self.string(&|| "/payload/text".into(), &mut o.text);
                 self.parts("/payload/parts", &mut o.parts);
                 if let Some(result) = &mut o.result {
                     self.json("/payload/result", result, &mut path);
@@ -288,7 +289,7 @@ impl Walk<'_, '_> {
             self.json("/extra", extra, &mut path);
         }
         if let Some(cwd) = &mut event.context.cwd {
-            self.string("/context/cwd", cwd);
+            self.string(&|| "/context/cwd".into(), cwd);
         }
         // The source file is a place on this machine, not content: pseudonyms only.
         if let Some(pseudonyms) = &self.redactor.pseudonyms
@@ -301,42 +302,46 @@ impl Walk<'_, '_> {
     fn parts(&mut self, at: &str, parts: &mut [Part]) {
         for (i, part) in parts.iter_mut().enumerate() {
             match part {
-                Part::Text { text } => self.string(&format!("{at}/{i}/text"), text),
+                Part::Text { text } => self.string(&|| format!("{at}/{i}/text"), text),
                 Part::Image { url: Some(url), .. } | Part::Document { url: Some(url), .. } if !is_data_url(url) => {
-                    self.string(&format!("{at}/{i}/url"), url);
+                    self.string(&|| format!("{at}/{i}/url"), url);
                 }
                 _ => {}
             }
         }
     }
 
-    fn string(&mut self, path: &str, text: &mut String) {
-        if let Some(new) = Strings::value(self, path, text) {
+    /// Redacts a string field; `path` makes its JSON Pointer, only when a secret is found.
+    fn string(&mut self, path: &dyn Fn() -> String, text: &mut String) {
+        if let Some(new) = self.text(path, text) {
             *text = new;
         }
     }
 
     fn json(&mut self, at: &str, value: &mut Json, path: &mut String) {
-        let raw = value.get();
-        if !self.may_change(raw) {
+        if !self.may_change(value.get()) {
             return;
         }
         path.clear();
         path.push_str(at);
-        let raw: &RawValue = serde_json::from_str(raw).expect("a Json holds valid JSON data");
-        if let Some(new) = json::rewrite(raw, path, self) {
+        if let Some(new) = json::rewrite(value.raw(), path, self) {
             *value = Json::parse(&new).expect("rewritten JSON is valid");
         }
     }
 
-    /// Whether any string of raw JSON text could change. Keywords and the characters
-    /// pseudonyms look for are ASCII and hold no `"` or `\`, so they appear in the raw text
-    /// whenever they appear in a decoded string, unless a `\u` or `\/` escape spells them.
-    fn may_change(&self, raw: &str) -> bool {
-        if raw.contains("\\u") || raw.contains("\\/") {
-            return true;
+    /// `text` with its secrets replaced and then its pseudonyms, or `None` when unchanged.
+    fn text(&mut self, path: &dyn Fn() -> String, text: &str) -> Option<String> {
+        if is_data_url(text) {
+            return None;
         }
-        self.redactor.scanner.may_match(raw) || self.redactor.pseudonyms.is_some()
+        let hits = self.redactor.scanner.hits(text);
+        let redacted = replace_hits(text, &hits);
+        self.hits.extend(hits.iter().map(|hit| (path(), hit.rule)));
+        let current = redacted.as_deref().unwrap_or(text);
+        match self.pseudonymize(current) {
+            Some(new) => Some(new),
+            None => redacted,
+        }
     }
 
     fn pseudonymize(&mut self, text: &str) -> Option<String> {
@@ -346,22 +351,22 @@ impl Walk<'_, '_> {
 }
 
 impl json::Strings for Walk<'_, '_> {
+    /// Keywords and the characters pseudonyms look for are ASCII and hold no `"` or `\`, so
+    /// they appear in the raw text whenever they appear in a decoded string, unless a `\u` or
+    /// `\/` escape spells them.
+    fn may_change(&self, raw: &str) -> bool {
+        if self.redactor.pseudonyms.is_some() || raw.contains("\\u") || raw.contains("\\/") {
+            return true;
+        }
+        self.redactor.scanner.may_match(raw)
+    }
+
     fn exempt(&self, key: &str, entries: &[(String, &RawValue)]) -> bool {
         exempt_key(key, entries)
     }
 
     fn value(&mut self, path: &str, text: &str) -> Option<String> {
-        if is_data_url(text) {
-            return None;
-        }
-        let hits = self.redactor.scanner.hits(text);
-        let redacted = replace_hits(text, &hits);
-        self.hits.extend(hits.iter().map(|hit| (path.to_owned(), hit.rule)));
-        let current = redacted.as_deref().unwrap_or(text);
-        match self.pseudonymize(current) {
-            Some(new) => Some(new),
-            None => redacted,
-        }
+        self.text(&|| path.to_owned(), text)
     }
 
     fn key(&mut self, _path: &str, key: &str) -> Option<String> {

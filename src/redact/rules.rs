@@ -1,9 +1,9 @@
 //! The credential rules: one entry per kind of secret, written from each provider's documented
 //! token format, with the public rule sets of gitleaks and detect-secrets as references.
 //!
-//! A rule's `keywords` are literals of which at least one appears (ASCII case ignored) in every
-//! text the rule can match; a text none of them appears in is never matched against the rule's
-//! pattern. Where the pattern has a group named `secret`, only that group is replaced, so that
+//! A rule's `keywords` are literals of which at least one appears in every text the rule can
+//! match, spelled as in the pattern (ASCII case ignored when the pattern starts with `(?i)`); a
+//! text none of them appears in is never matched against the rule's pattern. Where the pattern has a group named `secret`, only that group is replaced, so that
 //! `postgres://me:[REDACTED:url-password]@db` keeps its user and host.
 
 /// One kind of secret.
@@ -13,7 +13,7 @@ pub struct Rule {
     pub id: &'static str,
     /// What the rule finds, for `agentlog redact-rules` and the documentation.
     pub description: &'static str,
-    /// Literals one of which is in every match (ASCII case ignored).
+    /// Literals one of which is in every match (ASCII case ignored for `(?i)` patterns).
     pub keywords: &'static [&'static str],
     /// The pattern (Rust `regex` syntax); a group named `secret` narrows what is replaced.
     pub pattern: &'static str,

@@ -2,16 +2,27 @@
 //! match, and only their patterns run.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexBuilder, RegexSet};
+
+/// The lazy DFA cache of each rule's pattern, per thread. The default (2 MiB) is too small for
+/// the generic rule, whose counted repetitions make many states: the cache is cleared and
+/// rebuilt over and over, a quarter of a redacted run's time.
+const DFA_CACHE_BYTES: usize = 32 << 20;
 
 use super::rules::{RULES, Rule};
 
 /// The compiled rules; built once per run and shared by the reading threads.
 pub struct Scanner {
-    keywords: AhoCorasick,
-    /// The rule of each keyword, by the keyword's index.
-    rule_of_keyword: Vec<usize>,
+    /// The keywords of the rules whose patterns ignore case (`(?i)`), ASCII case ignored, and
+    /// of the others, case kept: a keyword must then appear as the pattern spells it.
+    keywords: [Keywords; 2],
     compiled: Vec<Compiled>,
+}
+
+/// Keywords in one automaton, and the rule of each.
+struct Keywords {
+    automaton: AhoCorasick,
+    rule_of_keyword: Vec<usize>,
 }
 
 struct Compiled {
@@ -37,15 +48,17 @@ impl Scanner {
     /// # Errors
     /// When a pattern does not compile (a bug, caught by the tests).
     pub fn new() -> Result<Self, String> {
-        let mut words = Vec::new();
-        let mut rule_of_keyword = Vec::new();
+        // Keywords and their rules: [case ignored, case kept].
+        let mut words: [(Vec<&str>, Vec<usize>); 2] = Default::default();
         let mut compiled = Vec::new();
         for (i, rule) in RULES.iter().enumerate() {
-            for keyword in rule.keywords {
-                words.push(*keyword);
-                rule_of_keyword.push(i);
-            }
-            let regex = Regex::new(rule.pattern).map_err(|e| format!("rule {}: {e}", rule.id))?;
+            let (list, rules) = &mut words[usize::from(!rule.pattern.starts_with("(?i)"))];
+            list.extend(rule.keywords);
+            rules.extend(rule.keywords.iter().map(|_| i));
+            let regex = RegexBuilder::new(rule.pattern)
+                .dfa_size_limit(DFA_CACHE_BYTES)
+                .build()
+                .map_err(|e| format!("rule {}: {e}", rule.id))?;
             let allow: Vec<&str> = rule.allow.iter().flat_map(|list| list.iter().copied()).collect();
             let allow = if allow.is_empty() {
                 None
@@ -55,24 +68,27 @@ impl Scanner {
             compiled.push(Compiled { rule, regex, allow });
         }
         assert!(RULES.len() <= 64, "candidate rules are kept in a u64");
-        let keywords = AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .match_kind(MatchKind::Standard)
-            .build(words)
-            .map_err(|e| e.to_string())?;
-        Ok(Scanner { keywords, rule_of_keyword, compiled })
+        let [folded, exact] = words;
+        Ok(Scanner { keywords: [Keywords::new(folded, true)?, Keywords::new(exact, false)?], compiled })
     }
 
     /// Whether a keyword of some rule appears in `text`; false means no rule can match it.
     pub fn may_match(&self, text: &str) -> bool {
-        self.keywords.is_match(text)
+        self.keywords.iter().any(|k| k.automaton.is_match(text))
     }
 
     /// The rules whose keywords appear in `text`, as a bit set of rule indexes.
     fn candidates(&self, text: &str) -> u64 {
         let mut set = 0u64;
-        for found in self.keywords.find_overlapping_iter(text) {
-            set |= 1 << self.rule_of_keyword[found.pattern().as_usize()];
+        for keywords in &self.keywords {
+            // A quick search first: most texts hold no keyword at all.
+            if !keywords.automaton.is_match(text) {
+                continue;
+            }
+            // Overlapping, so that a keyword inside another (`token` in `x-auth-token`) counts.
+            for found in keywords.automaton.find_overlapping_iter(text) {
+                set |= 1 << keywords.rule_of_keyword[found.pattern().as_usize()];
+            }
         }
         set
     }
@@ -110,6 +126,17 @@ impl Scanner {
             }
         }
         hits.into_iter().map(|(start, end, i)| Hit { start, end, rule: RULES[i].id }).collect()
+    }
+}
+
+impl Keywords {
+    fn new((list, rule_of_keyword): (Vec<&str>, Vec<usize>), ignore_case: bool) -> Result<Self, String> {
+        let automaton = AhoCorasickBuilder::new()
+            .ascii_case_insensitive(ignore_case)
+            .match_kind(MatchKind::Standard)
+            .build(list)
+            .map_err(|e| e.to_string())?;
+        Ok(Keywords { automaton, rule_of_keyword })
     }
 }
 
