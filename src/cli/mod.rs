@@ -302,6 +302,15 @@ fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[Input
     Ok(())
 }
 
+/// The reader a `--from` value names; `None` for `auto`, which tells each input's format from
+/// its content.
+fn reader_named(from: &str) -> Option<&'static dyn read::Reader> {
+    match from {
+        "auto" => None,
+        name => Some(read::reader(name).expect("clap only accepts known reader names")),
+    }
+}
+
 fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     let format = match output_format(&args) {
         Ok(format) => format,
@@ -314,10 +323,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         reporter.error(&CliError::UnsupportedOutput { format });
         return Exit::Usage;
     };
-    let reader = match args.from.as_str() {
-        "auto" => None,
-        name => Some(read::reader(name).expect("clap only accepts known reader names")),
-    };
+    let reader = reader_named(&args.from);
     let (inputs, errors) = resolve_inputs(&args.inputs, reader);
     for e in &errors {
         reporter.error(e);
@@ -367,12 +373,8 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         });
         return Exit::Usage;
     }
-    let filter = match filter::resolve(&args.filter) {
-        Ok((filter, _)) => filter,
-        Err(e) => {
-            reporter.error(&e);
-            return Exit::Usage;
-        }
+    let Some((filter, _)) = filter::resolve(&args.filter).inspect_err(|e| reporter.error(e)).ok() else {
+        return Exit::Usage;
     };
     if args.incremental && !filter.keeps_all() {
         reporter.error(&CliError::Usage {

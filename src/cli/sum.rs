@@ -6,7 +6,7 @@ use std::io;
 
 use agentlog::model::Event;
 use agentlog::pipeline::{self, Destination, Outcome, Totals};
-use agentlog::read::{self, Settings};
+use agentlog::read::Settings;
 use agentlog::stats::Sums;
 use indicatif::ProgressBar;
 
@@ -59,10 +59,7 @@ pub fn sum<T: Sums>(
     reporter: &Reporter,
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
-    let reader = match from {
-        "auto" => None,
-        name => Some(read::reader(name).expect("clap only accepts known reader names")),
-    };
+    let reader = super::reader_named(from);
     let (specs, mut errors) = super::resolve_inputs(inputs, reader);
     if specs.is_empty() && errors.is_empty() {
         super::say_none_found(inputs, reporter);

@@ -13,12 +13,8 @@ use super::table::{Table, count};
 
 /// Runs `agentlog tools`.
 pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
-    let (filter, zone) = match super::filter::resolve(&args.filter) {
-        Ok(resolved) => resolved,
-        Err(e) => {
-            reporter.error(&e);
-            return Exit::Usage;
-        }
+    let Some((filter, zone)) = super::filter::resolve(&args.filter).inspect_err(|e| reporter.error(e)).ok() else {
+        return Exit::Usage;
     };
     let by = args.by.iter().map(|name| ToolsKey::from_name(name).expect("clap only accepts known keys"));
     let by = if args.by.is_empty() { vec![ToolsKey::Tool] } else { by.collect() };

@@ -29,12 +29,8 @@ pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
     if args.prices_info {
         return super::print(prices_info(&prices).as_bytes(), reporter);
     }
-    let (filter, zone) = match super::filter::resolve(&args.filter) {
-        Ok(resolved) => resolved,
-        Err(e) => {
-            reporter.error(&e);
-            return Exit::Usage;
-        }
+    let Some((filter, zone)) = super::filter::resolve(&args.filter).inspect_err(|e| reporter.error(e)).ok() else {
+        return Exit::Usage;
     };
     let by = args.by.iter().map(|name| UsageKey::from_name(name).expect("clap only accepts known keys"));
     let by = if args.by.is_empty() { vec![UsageKey::Day] } else { by.collect() };

@@ -91,18 +91,13 @@ impl ToolFamily {
     /// A short label: `shell`, `read`, `web search`, ….
     pub fn label(self) -> &'static str {
         match self {
-            ToolFamily::Shell => "shell",
-            ToolFamily::Read => "read",
-            ToolFamily::Write => "write",
-            ToolFamily::Edit => "edit",
-            ToolFamily::Search => "search",
             ToolFamily::WebFetch => "web fetch",
             ToolFamily::WebSearch => "web search",
-            ToolFamily::Subagent => "subagent",
-            ToolFamily::Plan => "plan",
             ToolFamily::AskUser => "question",
             ToolFamily::Mcp => "MCP",
             ToolFamily::Other => "tool",
+            // The others read the same in a label as in output.
+            _ => self.as_str(),
         }
     }
 }
