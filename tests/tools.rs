@@ -95,3 +95,21 @@ fn tools_csv_has_the_family_and_the_commonest_error_of_each_tool() {
         ]
     );
 }
+
+#[test]
+fn redact_hides_secrets_in_the_error_messages_shown() {
+    // The failing exec_command of corpus/codex/tool-outputs.jsonl, its output carrying a key.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rollout-2026-01-01T00-00-00-tools.jsonl");
+    let text = common::text(&common::own_corpus().join("codex/tool-outputs.jsonl"));
+    assert!(text.contains("test result: FAILED"));
+    std::fs::write(&file, text.replace("test result: FAILED", "test result: FAILED api_key=Xk9mP2vQ7rT4wZ8nQ4"))
+        .unwrap();
+    let message = |args: &[&str]| {
+        let doc = tools_json(&[&[file.to_str().unwrap()], args].concat());
+        row(&doc, "exec_command")["top_errors"][0]["message"].as_str().unwrap().to_owned()
+    };
+    assert!(message(&[]).contains("Xk9mP2vQ7rT4wZ8nQ4"));
+    let redacted = message(&["--redact"]);
+    assert!(!redacted.contains("Xk9mP2vQ7rT4wZ8nQ4") && redacted.contains("[REDACTED:generic-secret]"), "{redacted}");
+}

@@ -339,6 +339,10 @@ pub struct ToolsArgs {
     /// Which sessions and calls are counted.
     #[command(flatten)]
     pub filter: FilterArgs,
+
+    /// Secrets and pseudonyms in the error messages shown.
+    #[command(flatten)]
+    pub redact: super::redact::RedactArgs,
 }
 
 /// Arguments of `agentlog ls`.

@@ -383,12 +383,9 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         return Exit::Usage;
     }
     // Redaction that cannot run fails the run before anything is written.
-    let redaction = match args.redact.resolve() {
+    let redaction = match args.redact.resolve_or_report(reporter) {
         Ok(redaction) => redaction,
-        Err(e) => {
-            reporter.error(&e);
-            return if matches!(e, CliError::Usage { .. }) { Exit::Usage } else { Exit::Input };
-        }
+        Err(exit) => return exit,
     };
     let plan = convert::Plan {
         inputs,

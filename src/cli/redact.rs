@@ -8,6 +8,8 @@ use agentlog::redact::{Kinds, Options, Redactor, Report};
 use agentlog::write::AtomicFile;
 
 use super::error::CliError;
+use super::exit::Exit;
+use super::report::Reporter;
 
 /// The shortest `--redact-key` accepted, in bytes.
 const MIN_KEY_BYTES: usize = 16;
@@ -72,6 +74,24 @@ impl RedactArgs {
             None => None,
         };
         Ok(Some(Redaction { redactor: Arc::new(redactor), report }))
+    }
+}
+
+impl RedactArgs {
+    /// [`RedactArgs::resolve`], its error reported.
+    ///
+    /// # Errors
+    /// The exit status: a usage error, an input error for a key that cannot be read, an output
+    /// error for a report file that cannot be created.
+    pub fn resolve_or_report(&self, reporter: &Reporter) -> Result<Option<Redaction>, Exit> {
+        self.resolve().map_err(|e| {
+            reporter.error(&e);
+            match e {
+                CliError::Usage { .. } => Exit::Usage,
+                CliError::Output { .. } => Exit::Output,
+                _ => Exit::Input,
+            }
+        })
     }
 }
 

@@ -19,7 +19,16 @@ pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
     let by = args.by.iter().map(|name| ToolsKey::from_name(name).expect("clap only accepts known keys"));
     let by = if args.by.is_empty() { vec![ToolsKey::Tool] } else { by.collect() };
     let query = ToolsQuery { by, zone, filter };
+    // Error messages are content: redaction that cannot run stops the run before any is shown.
+    let redaction = match args.redact.resolve_or_report(reporter) {
+        Ok(redaction) => redaction,
+        Err(exit) => return exit,
+    };
     let settings = Settings::new(super::sum::threads(args.jobs), read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
+    let settings = match &redaction {
+        Some(redaction) => settings.with_redactor(redaction.redactor.clone()),
+        None => settings,
+    };
     let summed = super::sum::sum(&args.inputs, &args.from, &settings, reporter, |table: &mut ToolsTable, event| {
         table.add(&query, event);
     });
@@ -27,6 +36,12 @@ pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
         Ok(summed) => summed,
         Err(exit) => return exit,
     };
+    if let Some(redaction) = redaction
+        && let Err(e) = redaction.write_report()
+    {
+        reporter.error(&e);
+        return Exit::Output;
+    }
     let rows: Vec<Row> =
         table.rows().map(|(key, sums)| Row { keys: keys(&query, key), figures: sums.figures() }).collect();
     let all = table.totals().figures();
