@@ -8,18 +8,6 @@ use std::process::Command;
 
 use assert_cmd::cargo::cargo_bin_cmd;
 
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 fn inputs() -> Vec<PathBuf> {
     let mut inputs = vec![common::own_corpus()];
     inputs.extend(common::shared_corpus());
@@ -32,10 +20,21 @@ fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
     let h = home.path();
     let own = common::own_corpus();
     // Two Claude Code config roots (a comma-separated CLAUDE_CONFIG_DIR), in the real layout.
-    copy_tree(&own.join("claude/subagents-2.1"), &h.join("work/claude-a/projects/-home-dev-retry"));
-    copy_tree(&own.join("claude/subagents-2.0"), &h.join("work/claude-b/projects/-home-dev-sql"));
+    common::copy_tree(&own.join("claude/subagents-2.1"), &h.join("work/claude-a/projects/-home-dev-retry"));
+    common::copy_tree(&own.join("claude/subagents-2.0"), &h.join("work/claude-b/projects/-home-dev-sql"));
     std::fs::write(h.join("work/claude-b/projects/-home-dev-sql/sessions-index.json"), "{}").unwrap();
-    std::fs::write(h.join("work/claude-b/history.jsonl"), "{}\n").unwrap();
+    std::fs::write(
+        h.join("work/claude-b/history.jsonl"),
+        "{\"display\":\"hi\",\"timestamp\":1,\"project\":\"/home/dev/sql\"}\n",
+    )
+    .unwrap();
+    // Side files beside them; other files of a config root are not read.
+    std::fs::create_dir_all(h.join("work/claude-b/projects/-home-dev-sql/memory")).unwrap();
+    std::fs::write(h.join("work/claude-b/projects/-home-dev-sql/memory/MEMORY.md"), "# Memory\n").unwrap();
+    std::fs::create_dir_all(h.join("work/claude-b/plans")).unwrap();
+    std::fs::write(h.join("work/claude-b/plans/quiet-fox.md"), "# Plan\n").unwrap();
+    std::fs::create_dir_all(h.join("work/claude-a/todos")).unwrap();
+    std::fs::write(h.join("work/claude-a/todos/8c-agent-8c.json"), "[]").unwrap();
     // Codex: dated sessions, an archived copy of an active rollout, an archived-only rollout.
     let rollout = "rollout-2026-03-05T12-00-00-0a0e0000-0000-7000-8000-000000000e06.jsonl";
     let codex = h.join(".codex");
@@ -47,7 +46,8 @@ fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
     std::fs::copy(own.join("codex/injected-context-and-twins.jsonl"), codex.join("archived_sessions").join(archived))
         .unwrap();
     std::fs::write(codex.join("history.jsonl"), "{\"session_id\":\"x\",\"ts\":1,\"text\":\"hi\"}\n").unwrap();
-    std::fs::write(codex.join("session_index.jsonl"), "{}\n").unwrap();
+    std::fs::write(codex.join("session_index.jsonl"), "{\"id\":\"x\",\"thread_name\":\"t\"}\n").unwrap();
+    std::fs::write(codex.join("config.toml"), "model = \"o3\"\n").unwrap();
 
     let out = cargo_bin_cmd!("agentlog")
         .arg("ls")
@@ -79,6 +79,11 @@ fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
         ("claude-code", "work/claude-b/projects/-home-dev-sql/agent-a1b2c3d.jsonl"),
         ("codex", &format!(".codex/sessions/2026/03/05/{rollout}")),
         ("codex", &format!(".codex/archived_sessions/{archived}")),
+        ("claude-code", "work/claude-b/history.jsonl"),
+        ("claude-code", "work/claude-b/projects/-home-dev-sql/memory/MEMORY.md"),
+        ("claude-code", "work/claude-a/todos/8c-agent-8c.json"),
+        ("codex", ".codex/history.jsonl"),
+        ("codex", ".codex/session_index.jsonl"),
     ];
     let mut listed_sorted = listed.clone();
     listed_sorted.sort();
@@ -104,7 +109,7 @@ fn discovery_finds_every_session_and_subagent_file_and_nothing_else() {
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["source"]["file"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(files.len(), 6);
+    assert_eq!(files.len(), 11);
 }
 
 fn convert(args: &[&str]) -> Vec<u8> {
@@ -198,7 +203,7 @@ fn progress_is_drawn_on_a_terminal_and_not_into_a_pipe() {
 #[test]
 fn output_inside_an_input_directory_is_refused_unless_forced() {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree(&common::own_corpus().join("codex/e1-bare-jsonl"), dir.path());
+    common::copy_tree(&common::own_corpus().join("codex/e1-bare-jsonl"), dir.path());
     let out = dir.path().join("out.jsonl");
     let refused = cargo_bin_cmd!("agentlog").arg("convert").arg(dir.path()).arg("-o").arg(&out).output().unwrap();
     assert_eq!(refused.status.code(), Some(2));

@@ -527,16 +527,28 @@ fn ls_names_agents_as_the_data_does_and_sessions_as_convert_does() {
     let text = String::from_utf8(out.stdout).unwrap();
     let mut eras = 0;
     for row in text.lines() {
-        let [agent, session, size, _version, path] = row.split('\t').collect::<Vec<_>>()[..] else {
-            panic!("not five tab-separated fields: {row}")
+        let [agent, session, size, _version, path, kind] = row.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("not six tab-separated fields: {row}")
         };
+        let expected_kind = match path.rsplit('/').next().unwrap() {
+            "history.jsonl" => "prompt-history",
+            "session_index.jsonl" => "thread-names",
+            name if name.ends_with(".md") => "memory",
+            name if name.contains("-agent-") && name.ends_with(".json") => "todo-list",
+            name if path.contains("/home/sessions/") && name.ends_with(".json") => "session-registry",
+            _ => "session",
+        };
+        assert_eq!(kind, expected_kind, "{row}");
         assert!(agent == "claude-code" || agent == "codex", "{row}");
         assert!(size.parse::<u64>().is_ok(), "{row}");
         let converted = cargo_bin_cmd!("agentlog").args(["convert", "-q", path]).output().unwrap();
         let Some(first) = parse_lines(&converted.stdout).into_iter().next() else { continue };
         assert_eq!(first.agent, agent, "{path}");
-        // Files that hold one session: the one convert gives their first event.
-        if !path.contains("/claude/") {
+        // Files that hold one session: the one convert gives their first event. Prompt
+        // histories and thread names hold many.
+        if kind == "thread-names" || kind == "prompt-history" {
+            assert_eq!(session, "-", "{row}");
+        } else if !path.contains("/claude/") {
             assert_eq!(session, first.session_id, "{path}");
         }
         eras += usize::from(path.contains("e0-") || path.contains("e1-") || path.ends_with("example.jsonl"));

@@ -40,7 +40,12 @@ fn a_second_read_gives_identical_events() {
 fn event_ids_do_not_depend_on_the_folder() {
     for (path, reader) in all_session_files() {
         let here = path.display().to_string();
-        let elsewhere = format!("/some/other/place/{}", path.file_name().unwrap().to_string_lossy());
+        // A memory file belongs to its project, named by the folder two levels up
+        // (`<project>/memory/<name>.md`): that much of the path moves with it.
+        let kept = if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "memory") { 3 } else { 1 };
+        let tail: Vec<_> = path.iter().rev().take(kept).collect();
+        let tail: std::path::PathBuf = tail.into_iter().rev().collect();
+        let elsewhere = format!("/some/other/place/{}", tail.display());
         let (a, _) = read_file(reader, &path, &here);
         let (b, _) = read_file(reader, &path, &elsewhere);
         let ids = |events: &[agentlog::model::Event]| events.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
@@ -194,6 +199,9 @@ fn markdown_transcripts_hold_every_prompt_answer_and_tool_output_of_the_corpus()
     let (mut messages, mut outputs) = (0, 0);
     for e in events.iter().filter(|e| !e.copied) {
         match &e.payload {
+            // A prompt from the prompt history that the transcript holds is shown there.
+            Payload::Message(m)
+                if m.prompt_history.is_some_and(|h| h != agentlog::model::PromptHistory::NoTranscript) => {}
             Payload::Message(m)
                 if !e.injected && matches!(m.role, Role::User | Role::Assistant) && !m.text.trim().is_empty() =>
             {
@@ -253,11 +261,18 @@ fn markdown_from_hostile_text_stays_in_its_code_blocks() {
                 text: "```\nleft open".into(),
                 parts: Vec::new(),
                 phase: None,
+                prompt_history: None,
             }),
         ),
         Event::new(
             "s".into(),
-            Payload::Message(Message { role: Role::User, text: "after".into(), parts: Vec::new(), phase: None }),
+            Payload::Message(Message {
+                role: Role::User,
+                text: "after".into(),
+                parts: Vec::new(),
+                phase: None,
+                prompt_history: None,
+            }),
         ),
     ];
     let text = common::markdown(&events);
@@ -302,8 +317,12 @@ fn markdown_into_a_directory_gives_each_session_a_file_and_an_index_that_links_t
     let shown = |e: &&agentlog::model::Event| {
         !e.copied
             && match &e.payload {
-                Payload::Meta(m) => {
-                    matches!(m.meta_type, MetaType::Compaction | MetaType::Interrupt | MetaType::Rollback)
+                Payload::Meta(m) => matches!(
+                    m.meta_type,
+                    MetaType::Compaction | MetaType::Interrupt | MetaType::Rollback | MetaType::Memory
+                ),
+                Payload::Message(m) => {
+                    m.prompt_history.is_none_or(|h| h == agentlog::model::PromptHistory::NoTranscript)
                 }
                 _ => true,
             }
@@ -321,6 +340,7 @@ fn markdown_into_a_directory_gives_each_session_a_file_and_an_index_that_links_t
         if let Payload::Message(m) = &e.payload
             && m.role == Role::User
             && !m.text.trim().is_empty()
+            && m.prompt_history.is_none_or(|h| h == agentlog::model::PromptHistory::NoTranscript)
         {
             let ours = files.iter().zip(&texts).filter(|(f, _)| f.starts_with(&format!("{}/", e.agent.as_str())));
             assert!(

@@ -171,7 +171,12 @@ fn html_transcripts_of_the_corpora_show_every_prompt_answer_and_output() {
         let html = String::from_utf8(convert(&[&root.display().to_string(), "--to", "html"])).unwrap();
         check_tags(&html);
         let events = read(&root);
-        let shown = |e: &&Event| !e.copied;
+        // Prompts from the prompt history are shown only for sessions without a transcript.
+        let shown = |e: &&Event| {
+            !e.copied
+                && !matches!(&e.payload, Payload::Message(m)
+                    if m.prompt_history.is_some_and(|h| h != agentlog::model::PromptHistory::NoTranscript))
+        };
         let prompts = events
             .iter()
             .filter(shown)
@@ -236,7 +241,7 @@ fn a_subagent_is_shown_under_the_call_that_spawned_it() {
     let sample = common::own_corpus().join("claude/subagents-2.1");
     let session = std::fs::read_dir(&sample).unwrap().map(|e| e.unwrap().path()).find(|p| p.is_dir()).unwrap();
     let copy = dir.path().join(session.file_name().unwrap());
-    copy_tree(&session, &copy);
+    common::copy_tree(&session, &copy);
     let md = String::from_utf8(convert(&[&dir.path().display().to_string(), "--to", "md"])).unwrap();
     assert!(md.contains("<details><summary>subagent "), "{md}");
 }
@@ -244,7 +249,9 @@ fn a_subagent_is_shown_under_the_call_that_spawned_it() {
 #[test]
 fn a_subagent_read_after_its_session_goes_back_under_its_call() {
     use agentlog::model::{Message, ToolCall, ToolOutput};
-    let text = |role, text: &str| Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
+    let text = |role, text: &str| {
+        Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None, prompt_history: None })
+    };
     let call = Payload::ToolCall(ToolCall {
         tool_kind: None,
         call_id: Some("c1".into()),
@@ -283,7 +290,7 @@ fn a_session_whose_subagent_file_comes_after_another_session_is_still_one_transc
     // Name order reads the session, then another session, then the first one's subagent.
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
-    copy_tree(&common::own_corpus().join("claude/subagents-2.0"), &project);
+    common::copy_tree(&common::own_corpus().join("claude/subagents-2.0"), &project);
     std::fs::copy(common::own_corpus().join("claude/user-and-assistant-text.jsonl"), project.join("9000.jsonl"))
         .unwrap();
     for jobs in ["1", "2"] {
@@ -307,7 +314,8 @@ fn a_session_whose_subagent_file_comes_after_another_session_is_still_one_transc
 fn model_changes_and_rolled_back_turns_are_noted() {
     use agentlog::model::{Message, ToolCall};
     let message = |role, text: &str, model: &str, rolled_back: bool| {
-        let payload = Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
+        let payload =
+            Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None, prompt_history: None });
         let mut e = Event::new("s".into(), payload);
         e.context.model = Some(model.into());
         e.rolled_back = rolled_back;
@@ -383,7 +391,8 @@ fn a_subagent_thread_of_its_own_links_to_the_session_that_spawned_it() {
     use agentlog::model::{Agent, Message};
     use agentlog::write::{Options, Target, writer};
     let message = |session: &str, role, text: &str| {
-        let payload = Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None });
+        let payload =
+            Payload::Message(Message { role, text: text.into(), parts: Vec::new(), phase: None, prompt_history: None });
         let mut e = Event::new(session.into(), payload);
         e.agent = Agent::Codex;
         if session == "child" {
@@ -416,18 +425,6 @@ fn a_subagent_thread_of_its_own_links_to_the_session_that_spawned_it() {
     render("markdown", Target::Path(dir.path().join("out/")));
     let child = std::fs::read_to_string(dir.path().join("out/codex/codex-child.md")).unwrap();
     assert!(child.contains("- subagent of: [`parent`](<codex-parent.md>)"), "{child}");
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let target: PathBuf = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            std::fs::create_dir_all(&target).unwrap();
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 #[test]

@@ -47,8 +47,12 @@ pub struct Args {
 pub enum Command {
     /// Convert session files into unified events.
     Convert(ConvertArgs),
-    /// List the session files convert would read: agent, session, size, version, path.
+    /// List the session files convert would read: agent, session, size, version, path, kind;
+    /// for an archive directory, its sessions and whether their sources still exist.
     Ls(LsArgs),
+    /// Keep a copy of every session in DIR that survives the agents deleting their own: converts
+    /// what is new or changed since the last run and keeps sessions whose sources are gone.
+    Archive(ArchiveArgs),
     /// Tokens and cost of the model responses, by day, week, month, session, project, model or
     /// agent.
     Usage(UsageArgs),
@@ -359,6 +363,30 @@ pub struct LsArgs {
     /// One JSON object per file (agent, format, session, size, version, path), one per line.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `agentlog archive`.
+#[derive(Debug, clap::Args)]
+pub struct ArchiveArgs {
+    /// The archive directory; created when missing.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// As for convert; none archives the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Longest input line read, in bytes, as for convert.
+    #[arg(long, value_name = "BYTES", default_value_t = agentlog::read::DEFAULT_MAX_LINE_BYTES)]
+    pub max_line_bytes: usize,
 }
 
 /// Partition keys of `--partition-by`.

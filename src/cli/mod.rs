@@ -1,6 +1,7 @@
 //! The `agentlog` command line: arguments, the resolved plan, progress, diagnostics and exit
 //! codes. The only module that knows clap, terminals and process exit codes.
 
+mod archive;
 mod args;
 mod convert;
 mod error;
@@ -66,6 +67,7 @@ pub fn run(args: Args) -> Exit {
     match args.command {
         Command::Convert(convert) => run_convert(convert, &reporter),
         Command::Ls(ls) => run_ls(&ls, &reporter),
+        Command::Archive(args) => run_archive(&args, &reporter),
         Command::Usage(args) => usage::run(args, &reporter),
         Command::Tools(args) => tools::run(&args, &reporter),
         Command::Validate(validate) => run_validate(&validate, &reporter),
@@ -183,6 +185,23 @@ fn resolve_inputs(args: &[String], reader: Option<&'static dyn read::Reader>) ->
     (files.collect(), Vec::new())
 }
 
+/// [`resolve_inputs`], reporting the inputs that cannot be found, and saying so when there is
+/// nothing to read.
+fn inputs_or_report(
+    args: &[String],
+    reader: Option<&'static dyn read::Reader>,
+    reporter: &Reporter,
+) -> (Vec<InputSpec>, Vec<InputError>) {
+    let (inputs, errors) = resolve_inputs(args, reader);
+    for e in &errors {
+        reporter.error(e);
+    }
+    if inputs.is_empty() && errors.is_empty() {
+        say_none_found(args, reporter);
+    }
+    (inputs, errors)
+}
+
 /// Says on stderr that the INPUT arguments, or the default places, hold no session file.
 fn say_none_found(args: &[String], reporter: &Reporter) {
     reporter.info(&if args.is_empty() {
@@ -192,7 +211,40 @@ fn say_none_found(args: &[String], reporter: &Reporter) {
     });
 }
 
+fn run_archive(args: &args::ArchiveArgs, reporter: &Reporter) -> Exit {
+    let reader = reader_named(&args.from);
+    let (inputs, errors) = inputs_or_report(&args.inputs, reader, reporter);
+    if let Err(refusal) = guard::Inputs::new(&args.inputs, &inputs).check(&args.dir, true, &inputs) {
+        reporter.error(&CliError::Usage { message: refusal.message(&args.dir) });
+        return Exit::Usage;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
+    let run = archive::Run { inputs, reader, jobs, max_line_bytes: args.max_line_bytes, reporter };
+    let exit = archive::run(&args.dir, &run);
+    if errors.is_empty() { exit } else { exit.max(Exit::Input) }
+}
+
 fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
+    let style = if args.json {
+        ls::Style::Json
+    } else if io::stdout().is_terminal() {
+        ls::Style::Table
+    } else {
+        ls::Style::Tabs
+    };
+    if let [dir] = &args.inputs[..]
+        && archive::is_archive(std::path::Path::new(dir))
+    {
+        let listed = archive::sessions(std::path::Path::new(dir));
+        return match archive::write_sessions(&listed, style, &mut io::stdout().lock()) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+                reporter.error(&CliError::output(&None, e));
+                Exit::Output
+            }
+            _ => Exit::Success,
+        };
+    }
     let reader =
         args.from.as_deref().filter(|f| *f != "auto").map(|f| read::reader(f).expect("clap only accepts known names"));
     let (inputs, missing) = resolve_inputs(&args.inputs, reader);
@@ -207,13 +259,6 @@ fn run_ls(args: &args::LsArgs, reporter: &Reporter) -> Exit {
     }
     let errors = missing.len() + errors.len();
     let items = groups.iter().flat_map(|g| &g.items);
-    let style = if args.json {
-        ls::Style::Json
-    } else if io::stdout().is_terminal() {
-        ls::Style::Table
-    } else {
-        ls::Style::Tabs
-    };
     if let Err(e) = ls::write(items, style, &mut io::stdout().lock()) {
         if e.kind() == io::ErrorKind::BrokenPipe {
             return Exit::Success;
@@ -324,13 +369,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         return Exit::Usage;
     };
     let reader = reader_named(&args.from);
-    let (inputs, errors) = resolve_inputs(&args.inputs, reader);
-    for e in &errors {
-        reporter.error(e);
-    }
-    if inputs.is_empty() && errors.is_empty() {
-        say_none_found(&args.inputs, reporter);
-    }
+    let (inputs, errors) = inputs_or_report(&args.inputs, reader, reporter);
     if let Err(message) = check_outputs(&args, writer, &inputs) {
         reporter.error(&CliError::Usage { message });
         return Exit::Usage;

@@ -229,13 +229,45 @@ pub struct Message {
     pub parts: Vec<Part>,
     /// Codex message phase (`commentary`, `final_answer`), where recorded.
     pub phase: Option<String>,
+    /// Set on a prompt read from the agent's prompt history (`history.jsonl`) rather than a
+    /// transcript: whether the session's transcript holds the same prompt. Null for messages
+    /// of transcripts. Added in 1.2.
+    #[serde(default)]
+    pub prompt_history: Option<PromptHistory>,
+}
+
+/// Whether a prompt read from the agent's prompt history is also in the session's transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(test, derive(schemars::JsonSchema))]
+pub enum PromptHistory {
+    /// The transcript holds the prompt too: counts and transcripts leave this copy out.
+    InTranscript,
+    /// The session's transcript exists but does not hold the prompt (Codex leaves slash
+    /// commands out of its rollouts): counted, and left out of transcripts, which show the
+    /// session from its own file.
+    NotInTranscript,
+    /// No transcript of the session was found beside the prompt history (deleted, or never
+    /// written): this is all that is left of the session.
+    NoTranscript,
+}
+
+impl PromptHistory {
+    /// The name used in output (`in_transcript`, `not_in_transcript`, `no_transcript`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PromptHistory::InTranscript => "in_transcript",
+            PromptHistory::NotInTranscript => "not_in_transcript",
+            PromptHistory::NoTranscript => "no_transcript",
+        }
+    }
 }
 
 impl Message {
     /// A message of `role` whose plain text is its text parts joined with newlines.
     pub fn from_parts(role: Role, parts: Vec<Part>) -> Self {
         let text = parts.iter().filter_map(Part::text).collect::<Vec<_>>().join("\n");
-        Message { role, text, parts, phase: None }
+        Message { role, text, parts, phase: None, prompt_history: None }
     }
 }
 
@@ -403,6 +435,15 @@ pub enum MetaType {
     /// A tool the model provider ran on its side (web search, image generation, tool search);
     /// the log holds no call id or output to pair it with.
     ServerTool,
+    /// A memory file the agent keeps for a project (Claude Code `memory/*.md`): `data` holds
+    /// `name`, `description`, `type`, `body`, `path` and the whole `front_matter`. Added in 1.2.
+    Memory,
+    /// The agent's todo list as a side file holds it (Claude Code `todos/*.json`): `data.todos`,
+    /// each `{content, status, activeForm}`. Added in 1.2.
+    TodoList,
+    /// An entry of the agent's registry of running sessions (Claude Code `sessions/<pid>.json`):
+    /// `data` holds `pid`, `cwd`, `startedAt`, `kind` and `entrypoint`. Added in 1.2.
+    SessionRegistry,
     /// A record this version of agentlog does not know; `data` holds it whole.
     Unknown,
 }
@@ -431,6 +472,9 @@ impl MetaType {
             TaskNotification => "task_notification",
             Rollback => "rollback",
             ServerTool => "server_tool",
+            Memory => "memory",
+            TodoList => "todo_list",
+            SessionRegistry => "session_registry",
             Unknown => "unknown",
         }
     }

@@ -48,7 +48,8 @@ mod schema;
 
 pub use check::{Schemas, Violation};
 pub use event::{
-    Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
+    Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, PromptHistory, Reasoning, Role, Source,
+    ToolCall, ToolOutput,
 };
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry};
@@ -59,7 +60,7 @@ pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
 
 /// Version of the unified event and interchange schemas written by this build.
-pub const SCHEMA_VERSION: &str = "1.1";
+pub const SCHEMA_VERSION: &str = "1.2";
 
 /// `$id` of the published unified event schema (`schema/event.schema.json`).
 pub const EVENT_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/event.schema.json";

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::{Agent, Event, Json, Kind, MetaType, Payload, Role, Usage};
+use super::{Agent, Event, Json, Kind, MetaType, Payload, PromptHistory, Role, Usage};
 
 /// A summary of one session: identity, versions, title, time span, place, models, links,
 /// counts, usage totals and the problems met reading it.
@@ -32,12 +32,21 @@ pub struct SessionSummary {
     pub cwd: Option<String>,
     /// First git branch recorded.
     pub git_branch: Option<String>,
+    /// How the session was started (`cli`, `sdk-py`, `claude-vscode`, …), as the agent's
+    /// session registry records it. Added in 1.2.
+    #[serde(default)]
+    pub entrypoint: Option<String>,
     /// Models that served the session, sorted.
     pub models: Vec<String>,
     /// Session this one was spawned or forked from.
     pub parent_session_id: Option<String>,
     /// How this session relates to `parent_session_id`.
     pub relation: Option<Relation>,
+    /// True when every message of the session comes from the agent's prompt history: no
+    /// transcript of it was read (deleted, or never written), and this is what is left of it.
+    /// Added in 1.2.
+    #[serde(default)]
+    pub prompts_only: bool,
     /// Ids of subagent threads in the session, sorted.
     pub agent_ids: Vec<String>,
     /// Input files that contributed events, as given on the command line, sorted.
@@ -226,6 +235,10 @@ pub struct SessionTally {
     outputs_without_call: BTreeSet<String>,
     /// Whether calls and outputs are matched to find orphans.
     orphans: bool,
+    /// Messages read from the agent's prompt history of a session without a transcript.
+    history_only: u64,
+    /// Whether a prompt from the prompt history says the session has a transcript.
+    history_in_transcript: bool,
 }
 
 impl SessionTally {
@@ -241,9 +254,11 @@ impl SessionTally {
                 ended_at: None,
                 cwd: None,
                 git_branch: None,
+                entrypoint: None,
                 models: Vec::new(),
                 parent_session_id: None,
                 relation: None,
+                prompts_only: false,
                 agent_ids: Vec::new(),
                 files: Vec::new(),
                 counts: Counts::default(),
@@ -260,6 +275,8 @@ impl SessionTally {
             calls: BTreeMap::new(),
             outputs_without_call: BTreeSet::new(),
             orphans: true,
+            history_only: 0,
+            history_in_transcript: false,
         }
     }
 
@@ -302,8 +319,14 @@ impl SessionTally {
         }
         insert(&mut self.files, &event.source.file);
         match &event.payload {
+            Payload::Message(m) if m.prompt_history == Some(PromptHistory::InTranscript) => {
+                // The transcript's own copy of the prompt is counted.
+                self.history_in_transcript = true;
+            }
             Payload::Message(m) => {
                 s.counts.messages += 1;
+                self.history_only += u64::from(m.prompt_history == Some(PromptHistory::NoTranscript));
+                self.history_in_transcript |= m.prompt_history == Some(PromptHistory::NotInTranscript);
                 if m.role == Role::User && !event.injected && !event.is_sidechain && !m.text.trim().is_empty() {
                     self.titles[3].get_or_insert_with(|| first_line(&m.text));
                 }
@@ -336,6 +359,13 @@ impl SessionTally {
                         if let Some(model) = &u.model {
                             insert(&mut self.models, model);
                         }
+                    }
+                    (MetaType::SessionRegistry, _) if s.entrypoint.is_none() => {
+                        s.entrypoint = m.data.as_ref().and_then(|d| string_field(d, "entrypoint"));
+                    }
+                    (MetaType::Memory, _) => {
+                        let project = m.data.as_ref().and_then(|d| string_field(d, "project"));
+                        self.titles[3].get_or_insert_with(|| format!("Memory of {}", project.unwrap_or_default()));
                     }
                     (MetaType::Title, _) => {
                         if let Some((rank, title)) = m.data.as_ref().and_then(title_of) {
@@ -372,6 +402,11 @@ impl SessionTally {
         if s.git_branch.is_none() {
             s.git_branch = o.git_branch;
         }
+        if s.entrypoint.is_none() {
+            s.entrypoint = o.entrypoint;
+        }
+        self.history_only += other.history_only;
+        self.history_in_transcript |= other.history_in_transcript;
         if s.parent_session_id.is_none() {
             s.parent_session_id = o.parent_session_id;
             s.relation = o.relation;
@@ -415,6 +450,9 @@ impl SessionTally {
         s.agent_ids = self.agent_ids.into_iter().collect();
         s.files = self.files.into_iter().collect();
         s.title = self.titles.into_iter().flatten().next();
+        // A prompt found in a transcript, or a message of a transcript, says the session's
+        // transcript was read.
+        s.prompts_only = self.history_only > 0 && self.history_only == s.counts.messages && !self.history_in_transcript;
         s.orphan_calls = self.calls.iter().filter(|(_, answered)| !**answered).map(|(id, _)| id.clone()).collect();
         s.orphan_outputs = self.outputs_without_call.into_iter().filter(|id| !self.calls.contains_key(id)).collect();
         self.summary
@@ -430,6 +468,12 @@ fn insert(set: &mut BTreeSet<String>, value: &str) {
 /// The first line of a prompt, at most 200 characters.
 fn first_line(text: &str) -> String {
     text.trim().lines().next().unwrap_or_default().chars().take(200).collect()
+}
+
+/// The string at `key` of a JSON object.
+fn string_field(data: &Json, key: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(data.get()).ok()?;
+    value.get(key)?.as_str().map(str::to_owned)
 }
 
 /// Reads a title event's data: `{"title": …, "source": "custom" | "ai" | "summary"}`.

@@ -33,6 +33,7 @@ pub struct Chosen {
 /// The lines read to decide are put back in front of the rest, so nothing is read twice from
 /// the source (which may be a pipe).
 pub fn choose_reader(
+    name: &str,
     given: Option<&'static dyn Reader>,
     check: bool,
     mut bytes: Box<dyn BufRead>,
@@ -70,8 +71,12 @@ pub fn choose_reader(
         let reader = given.unwrap_or(read::READERS[0]);
         return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
     };
-    let looks_like =
-        read::sniff(&read::Head { records: &records, first_line: &first_line, text: &String::from_utf8_lossy(&head) });
+    let looks_like = read::sniff(&read::Head {
+        name,
+        records: &records,
+        first_line: &first_line,
+        text: &String::from_utf8_lossy(&head),
+    });
     let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
 }
@@ -137,11 +142,20 @@ pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
     })
 }
 
+/// What an input holds, as its reader tells from its name and first bytes.
+pub fn file_kind(item: &Item) -> read::FileKind {
+    let mut head = Vec::new();
+    if let Ok(bytes) = open(&item.spec) {
+        let _ = bytes.take(64 << 10).read_to_end(&mut head);
+    }
+    item.reader.file_kind(item.spec.name(), &head)
+}
+
 /// What an input's first records say, as its reader reads them, for listing: its session (the
 /// file's stem when they do not say), the agent version, and the agent (the reader's, else as
 /// the records name it).
 pub fn peek(item: &Item) -> read::Peek {
-    let mut found = read::Peek::default();
+    let mut found = read::Peek { session: item.reader.session_of(item.spec.name()), ..read::Peek::default() };
     let mut add = |record: &serde_json::Value| {
         let peek = item.reader.peek(record);
         found.session = found.session.take().or(peek.session);

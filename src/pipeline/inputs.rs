@@ -49,8 +49,8 @@ pub fn expand(args: &[String]) -> (Vec<InputSpec>, Vec<InputError>) {
 
 /// Whether a file found under a directory is a session file: one that a reader accepts
 /// ([`crate::read::Reader::accepts`]).
-pub fn is_session_file(name: &str) -> bool {
-    crate::read::READERS.iter().any(|r| r.accepts(name))
+pub fn is_session_file(path: &Path) -> bool {
+    crate::read::READERS.iter().any(|r| r.accepts(path))
 }
 
 fn walk(root: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<InputError>) {
@@ -58,7 +58,7 @@ fn walk(root: &str, inputs: &mut Vec<InputSpec>, errors: &mut Vec<InputError>) {
     for entry in walker {
         match entry {
             Ok(entry) if entry.file_type().is_file() => {
-                if is_session_file(&entry.file_name().to_string_lossy()) {
+                if is_session_file(entry.path()) {
                     inputs.push(InputSpec::File(entry.path().display().to_string()));
                 }
             }

@@ -12,7 +12,7 @@ pub mod inputs;
 pub mod plan;
 pub mod report;
 
-pub use detect::{Chosen, choose_reader, open, peek};
+pub use detect::{Chosen, choose_reader, file_kind, open, peek};
 pub use engine::{Destination, Encoded, Outcome, read_group, run};
 pub use error::InputError;
 pub use events::{Events, Found, events};

@@ -63,7 +63,7 @@ pub fn plan(
             // they are read.
             (None, None) => (read::READERS[0], false),
             (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
-            (Some(_), None) => match open(spec).and_then(|b| choose_reader(None, false, b)) {
+            (Some(_), None) => match open(spec).and_then(|b| choose_reader(spec.name(), None, false, b)) {
                 Ok(Some(chosen)) => (chosen.reader, true),
                 Ok(None) => return Err(InputError::unknown_format(&name)),
                 Err(source) => return Err(InputError::Unreadable { path: name, source }),

@@ -14,6 +14,7 @@ pub(crate) mod lenient;
 mod lines;
 mod object;
 mod settings;
+pub mod side;
 pub mod unified;
 
 use std::any::Any;
@@ -26,6 +27,7 @@ pub use lenient::{Count, checked_sum};
 pub use lines::read_lines;
 pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
 pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
+pub use side::FileKind;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
 pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];
@@ -42,6 +44,8 @@ pub fn sniff(head: &Head<'_>) -> Option<&'static dyn Reader> {
 
 /// The start of a file, as [`Reader::sniff`] sees it.
 pub struct Head<'a> {
+    /// The input's name as given (`-` for standard input).
+    pub name: &'a str,
     /// The first few lines that parse as JSON values; a value too long to copy cheaply is
     /// given as an empty value of its kind.
     pub records: &'a [serde_json::Value],
@@ -79,17 +83,29 @@ pub trait Reader: Send + Sync {
         Vec::new()
     }
 
-    /// Whether a file of this name, found while walking a directory, is one of this reader's
-    /// session files. Files no reader accepts are not read from directories (they may be read
-    /// when named).
-    fn accepts(&self, _file_name: &str) -> bool {
+    /// Whether a file at this path, found while walking a directory, is one of this reader's
+    /// files. Files no reader accepts are not read from directories (they may be read when
+    /// named).
+    fn accepts(&self, _path: &std::path::Path) -> bool {
         false
+    }
+
+    /// What a file of this reader at `path`, starting with `head`, holds: a transcript, or one
+    /// of the agent's side files (prompt history, memory, …).
+    fn file_kind(&self, _path: &str, _head: &[u8]) -> FileKind {
+        FileKind::Session
     }
 
     /// The key of the group of inputs a file belongs to: files of one group share reader state
     /// ([`Shared`]) and are read in order on one thread. `None`, the default, reads each file
     /// on its own.
     fn group(&self, _path: &std::path::Path) -> Option<String> {
+        None
+    }
+
+    /// The session a file holds as its path says, for files whose records do not say (memory
+    /// files, todo lists); `None` by default.
+    fn session_of(&self, _path: &str) -> Option<String> {
         None
     }
 
@@ -307,7 +323,17 @@ impl<'a> Emitter<'a> {
     ///
     /// # Errors
     /// When the caller fails to take the event.
-    pub fn emit(&mut self, mut event: Event, slot: u32) -> io::Result<()> {
+    pub fn emit(&mut self, event: Event, slot: u32) -> io::Result<()> {
+        let session = event.session_id.clone();
+        self.emit_keyed(event, slot, &session)
+    }
+
+    /// Emits an event whose id is made with `key_session` in place of its session id: for
+    /// events placed in a session by looking at other files, whose id must not depend on them.
+    ///
+    /// # Errors
+    /// When the caller fails to take the event.
+    pub fn emit_keyed(&mut self, mut event: Event, slot: u32, key_session: &str) -> io::Result<()> {
         event.schema_version = SCHEMA_VERSION.into();
         event.agent = self.agent;
         derive_tool_fields(&mut event, true);
@@ -316,7 +342,7 @@ impl<'a> Emitter<'a> {
         event.source.file.push_str(self.file);
         event.id = EventKey {
             agent: self.agent,
-            session_id: &event.session_id,
+            session_id: key_session,
             file_name: self.file_name,
             line: event.source.line,
             slot,

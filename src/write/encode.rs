@@ -73,6 +73,11 @@ pub fn event(event: &Event, out: &mut Vec<u8>) {
             w.parts(&m.parts);
             w.raw(",\"phase\":");
             w.opt_str(&m.phase);
+            w.raw(",\"prompt_history\":");
+            match m.prompt_history {
+                Some(h) => w.str(h.as_str()),
+                None => w.null(),
+            }
             w.raw("}");
         }
         Payload::Reasoning(r) => w.reasoning(r),
@@ -378,6 +383,7 @@ mod tests {
                 text: text.to_owned(),
                 parts: parts.clone(),
                 phase: s(),
+                prompt_history: Some(crate::model::PromptHistory::InTranscript),
             }),
             Payload::Reasoning(Reasoning {
                 text: text.to_owned(),
@@ -456,7 +462,8 @@ mod tests {
         let empty =
             Event::new(String::new(), Payload::Meta(Meta { meta_type: MetaType::Title, data: None, usage: None }));
         lines_agree(&empty);
-        let message = Message { role: Role::User, text: String::new(), parts: vec![], phase: None };
+        let message =
+            Message { role: Role::User, text: String::new(), parts: vec![], phase: None, prompt_history: None };
         lines_agree(&Event::new("s".into(), Payload::Message(message)));
     }
 

@@ -161,3 +161,16 @@ pub fn markdown(events: &[Event]) -> String {
     drop(sink);
     String::from_utf8(out).unwrap()
 }
+
+/// Copies the directory tree `from` to `to`.
+pub fn copy_tree(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let target = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}

@@ -73,7 +73,7 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
     for item in &group.items {
         let name = item.spec.name();
         let given = item.told.then_some(item.reader);
-        let opened = open(&item.spec).and_then(|bytes| choose_reader(given, item.forced, bytes));
+        let opened = open(&item.spec).and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
         let Chosen { bytes, reader, looks_like, first_line } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {

@@ -18,12 +18,13 @@ mod parse;
 mod paths;
 mod progress;
 mod raw;
+mod side;
 mod usage;
 
-use std::io;
+use std::io::{self, BufRead};
 
 use crate::model::{Agent, Event};
-use crate::read::{Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
+use crate::read::{FileKind, Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// The Claude Code reader.
 pub struct Claude;
@@ -47,7 +48,7 @@ impl Reader for Claude {
         const KEYS: [&str; 6] = ["sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "snapshot"];
         head.records.iter().any(|record| {
             record.get("type").is_some_and(serde_json::Value::is_string) && KEYS.iter().any(|k| record.get(k).is_some())
-        })
+        }) || side::sniff(head.name, head.records, head.text)
     }
 
     fn home(&self) -> Option<&'static str> {
@@ -58,8 +59,12 @@ impl Reader for Claude {
         paths::discover(env)
     }
 
-    fn accepts(&self, file_name: &str) -> bool {
-        is_jsonl_name(file_name)
+    fn accepts(&self, path: &std::path::Path) -> bool {
+        path.file_name().is_some_and(|n| is_jsonl_name(&n.to_string_lossy())) || side::accepts(path)
+    }
+
+    fn file_kind(&self, path: &str, head: &[u8]) -> FileKind {
+        side::kind(path, head)
     }
 
     /// The files of one project directory: resumed sessions copy each other's records, and a
@@ -68,13 +73,21 @@ impl Reader for Claude {
         Some(paths::project_of(path).display().to_string())
     }
 
+    fn session_of(&self, path: &str) -> Option<String> {
+        side::session_of(path)
+    }
+
     fn peek(&self, record: &serde_json::Value) -> Peek {
         Peek { session: string_at(record, "sessionId"), version: string_at(record, "version"), agent: None }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        let Input { name, bytes, shared } = input;
+        let Input { name, mut bytes, shared } = input;
         let settings = shared.settings().clone();
+        let kind = side::kind(name, bytes.fill_buf()?);
+        if kind != FileKind::Session {
+            return side::read(kind, name, bytes, &settings, out);
+        }
         let run = shared.slot::<map::RunState>(self.name());
         let mut mapper = map::Mapper::new(name, run);
         read_lines(

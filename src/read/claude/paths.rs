@@ -34,11 +34,15 @@ pub fn roots(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     roots
 }
 
-/// Every session file under the roots' `projects/`, subagent folders included.
+/// Every session file under the roots' `projects/`, subagent folders included, then the side
+/// files of each root.
 pub fn discover(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     roots(env)
         .iter()
-        .flat_map(|root| crate::read::files_under(&root.join("projects"), |name| name.ends_with(".jsonl")))
+        .flat_map(|root| {
+            let transcripts = crate::read::files_under(&root.join("projects"), |name| name.ends_with(".jsonl"));
+            transcripts.into_iter().chain(super::side::discover(root))
+        })
         .collect()
 }
 

@@ -11,12 +11,13 @@ mod output;
 mod parse;
 mod paths;
 mod raw;
+mod side;
 mod tokens;
 
 use std::io::{self, BufRead, Read};
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
+use crate::read::{Emitter, FileKind, Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
 
 /// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
 fn is_document(head: &[u8]) -> bool {
@@ -54,7 +55,7 @@ impl Reader for Codex {
                 || has("record_type")
                 || (has("id") && has("timestamp") && !typed && !has("schema_version"))
                 || (has("session") && has("items"))
-        })
+        }) || side::sniff(head.records)
     }
 
     fn home(&self) -> Option<&'static str> {
@@ -67,8 +68,13 @@ impl Reader for Codex {
 
     /// Rollouts: `rollout-*.jsonl` (zstd-compressed when cold) and the TypeScript era's
     /// `rollout-*.json`; other JSON Lines files too, since archives rename them.
-    fn accepts(&self, file_name: &str) -> bool {
-        is_jsonl_name(file_name) || (file_name.starts_with("rollout-") && file_name.ends_with(".json"))
+    fn accepts(&self, path: &std::path::Path) -> bool {
+        let file_name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        is_jsonl_name(&file_name) || (file_name.starts_with("rollout-") && file_name.ends_with(".json"))
+    }
+
+    fn file_kind(&self, path: &str, head: &[u8]) -> FileKind {
+        side::kind(path, head)
     }
 
     /// The session of a `session_meta` record, of the bare `{"id", "timestamp", …}` header
@@ -89,6 +95,10 @@ impl Reader for Codex {
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
         let Input { name, mut bytes, shared } = input;
         let settings = shared.settings();
+        let kind = side::kind(name, bytes.fill_buf()?);
+        if kind != FileKind::Session {
+            return side::read(kind, name, bytes, settings, out);
+        }
         let mut mapper = map::Mapper::new(name);
         if !is_document(bytes.fill_buf()?) {
             return read_lines(Agent::Codex, name, bytes, settings, &parse::Parser, &mut mapper, out);

@@ -12,8 +12,9 @@ pub fn is_rollout(name: &str) -> bool {
         && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst") || name.ends_with(".json"))
 }
 
-/// Every rollout under `sessions/` and `archived_sessions/`; an archived copy of a rollout that
-/// is also active is left out (the active one wins).
+/// Every rollout under `sessions/` and `archived_sessions/`, then the side files (prompt
+/// history, thread names); an archived copy of a rollout that is also active is left out (the
+/// active one wins).
 pub fn discover(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     let Some(home) =
         env("CODEX_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| crate::read::home_dir(env, ".codex"))
@@ -25,5 +26,6 @@ pub fn discover(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     let archived = crate::read::files_under(&home.join("archived_sessions"), is_rollout)
         .into_iter()
         .filter(|p| p.file_name().is_none_or(|n| !names.contains(n)));
-    active.into_iter().chain(archived).collect()
+    let side = super::side::discover(&home);
+    active.into_iter().chain(archived).chain(side).collect()
 }

@@ -31,8 +31,8 @@ impl Reader for Unified {
             .is_some_and(|r| ["schema_version", "id", "kind", "payload"].iter().all(|k| r.get(k).is_some()))
     }
 
-    fn accepts(&self, file_name: &str) -> bool {
-        is_jsonl_name(file_name)
+    fn accepts(&self, path: &std::path::Path) -> bool {
+        path.file_name().is_some_and(|n| is_jsonl_name(&n.to_string_lossy()))
     }
 
     fn peek(&self, record: &serde_json::Value) -> Peek {

@@ -135,7 +135,7 @@ impl Header<'_> {
         if !s.models.is_empty() {
             fields.push(("model", s.models.join(", "), Value::Code));
         }
-        for (name, value) in [("directory", &s.cwd), ("branch", &s.git_branch)] {
+        for (name, value) in [("directory", &s.cwd), ("branch", &s.git_branch), ("entrypoint", &s.entrypoint)] {
             if let Some(value) = value {
                 fields.push((name, value.clone(), Value::Code));
             }
@@ -184,6 +184,14 @@ impl Header<'_> {
                 n => format!(" ({} without a price left out)", counted(n, "response")),
             };
             fields.push(("cost", format!("${cost:.2} at list prices{unpriced}"), Value::Text));
+        }
+        if s.prompts_only {
+            fields.push((
+                "recovered",
+                "from the prompt history: no transcript of this session was found, so only the prompts typed are shown"
+                    .into(),
+                Value::Text,
+            ));
         }
         if self.copied > 0 {
             fields.push((

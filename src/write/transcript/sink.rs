@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, BufWriter, Write};
 
-use crate::model::{Agent, Event, MetaType, Payload, Role, SessionTally, ToolCall, ToolOutput};
+use crate::model::{Agent, Event, MetaType, Payload, PromptHistory, Role, SessionTally, ToolCall, ToolOutput};
 use crate::write::{AtomicFile, EventSink};
 
 use super::body::{Body, GATHERED, Spool};
@@ -171,7 +171,7 @@ impl<S: Style> Render<'_, S> {
                 MetaType::Compaction => Some("context compacted"),
                 MetaType::Interrupt => Some("interrupted by the user"),
                 MetaType::Rollback => Some("turns rolled back"),
-                MetaType::Command => None,
+                MetaType::Command | MetaType::Memory => None,
                 _ => return Ok(()),
             },
             Payload::Reasoning(r) if r.text.trim().is_empty() || reasoning == ReasoningShown::Omitted => {
@@ -243,6 +243,14 @@ impl<S: Style> Render<'_, S> {
                 let out = &mut session.body.writer(self.spool);
                 let data = m.data.as_ref().and_then(|d| serde_json::from_str::<serde_json::Value>(d.get()).ok());
                 let field = |k: &str| data.as_ref().and_then(|d| d.get(k)).and_then(serde_json::Value::as_str);
+                if m.meta_type == MetaType::Memory {
+                    return self.style.section(
+                        &view::memory_label(data.as_ref()),
+                        Content::Markdown(field("body").unwrap_or_default()),
+                        false,
+                        out,
+                    );
+                }
                 let text = field("text").or_else(|| field("content")).map(command_text).unwrap_or_default();
                 match field("command") {
                     Some(command) => {
@@ -357,6 +365,13 @@ impl<'w, S: Style> Transcript<'w, S> {
 
 impl<S: Style> EventSink for Transcript<'_, S> {
     fn event(&mut self, e: &Event) -> io::Result<()> {
+        if let Payload::Message(m) = &e.payload
+            && m.prompt_history.is_some_and(|h| h != PromptHistory::NoTranscript)
+        {
+            // The session's transcript is shown from its own file, with its prompts where
+            // they were typed; the prompt history shows only sessions that have none.
+            return Ok(());
+        }
         let i = self.session_of(e);
         let session = &mut self.open[i];
         session.tally.observe(e);

@@ -139,6 +139,21 @@ pub fn key_argument(input: &serde_json::Value) -> Option<String> {
     Some(one_line(&text, KEY_CHARS))
 }
 
+/// The label of a memory file's section: `memory: <name> (<type>) — <description>`, from its
+/// fields; the file's path when it has no name.
+pub fn memory_label(data: Option<&serde_json::Value>) -> String {
+    let field = |k: &str| data.and_then(|d| d.get(k)).and_then(serde_json::Value::as_str);
+    let name = field("name").or_else(|| field("path").map(|p| p.rsplit(['/', '\\']).next().unwrap_or(p)));
+    let mut label = format!("memory: {}", one_line(name.unwrap_or("unnamed"), 80));
+    if let Some(kind) = field("type") {
+        label.push_str(&format!(" ({})", one_line(kind, 20)));
+    }
+    if let Some(description) = field("description") {
+        label.push_str(&format!(" — {}", one_line(description, 120)));
+    }
+    label
+}
+
 /// `text` on one line, whitespace runs collapsed, at most `chars` characters (then `…`).
 pub fn one_line(text: &str, chars: usize) -> String {
     let mut short = String::new();

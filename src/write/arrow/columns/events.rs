@@ -60,6 +60,7 @@ table! {
         source_byte_offset: Int, required => int(Some(e.source.byte_offset));
         source_record_type: Runs, nullable => e.source.record_type.as_deref();
         phase: Runs, nullable => p.phase;
+        prompt_history: Runs, nullable => p.prompt_history;
         parts: Json, nullable => p.parts;
         raw_text: Text, nullable => p.raw_text;
         encrypted: Flag, nullable => p.encrypted;
@@ -111,6 +112,7 @@ struct Cells<'a> {
     duration_ms: Option<i64>,
     usage: Option<&'a Usage>,
     phase: Option<&'a str>,
+    prompt_history: Option<&'a str>,
     parts: Option<&'a str>,
     raw_text: Option<&'a str>,
     encrypted: Option<bool>,
@@ -133,6 +135,7 @@ impl<'a> Cells<'a> {
                     role: Some(m.role.as_str()),
                     text: Some(&m.text),
                     phase: m.phase.as_deref(),
+                    prompt_history: m.prompt_history.map(model::PromptHistory::as_str),
                     ..Cells::default()
                 }
             }

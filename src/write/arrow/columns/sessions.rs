@@ -5,7 +5,7 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
-use super::kinds::{Float, Ints, Json, Runs, Strings, Text, Time};
+use super::kinds::{Flag, Float, Ints, Json, Runs, Strings, Text, Time};
 use super::{int, metadata};
 use crate::model::{self, Counts, SessionSummary, UsageTotals};
 
@@ -36,10 +36,12 @@ table! {
         ended_at: Time, nullable => s.ended_at;
         cwd: Text, nullable => s.cwd.as_deref();
         git_branch: Text, nullable => s.git_branch.as_deref();
+        entrypoint: Runs, nullable => s.entrypoint.as_deref();
         agent_versions: Strings, required => &s.agent_versions;
         models: Strings, required => &s.models;
         parent_session_id: Text, nullable => s.parent_session_id.as_deref();
         relation: Runs, nullable => s.relation.map(|r| serde_plain(&r));
+        prompts_only: Flag, required => Some(s.prompts_only);
         agent_ids: Strings, required => &s.agent_ids;
         files: Strings, required => &s.files;
         counts: Ints<8> = Ints::new(COUNT_FIELDS), required => Some(counts(&s.counts));
