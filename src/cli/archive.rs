@@ -102,7 +102,10 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
         }
     };
     let settings = Settings::new(run.jobs, run.max_line_bytes).unwrap_or_default();
-    let (groups, errors) = pipeline::plan(&run.inputs, run.reader, &|_| None, &settings);
+    // Inputs unchanged since the last run keep the reader they had, unopened.
+    let manifest = incremental::Manifest::load(&dir.join("sessions"));
+    let unchanged = |spec: &InputSpec| agentlog::read::reader(manifest.unchanged(spec)?);
+    let (groups, errors) = pipeline::plan(&run.inputs, run.reader, &unchanged, &settings);
     for e in &errors {
         reporter.error(e);
     }

@@ -360,7 +360,8 @@ pub struct LsArgs {
     #[arg(long, short = 'f', value_parser = PossibleValuesParser::new(from_values()))]
     pub from: Option<String>,
 
-    /// One JSON object per file (agent, format, session, size, version, path), one per line.
+    /// One JSON object per file (agent, format, kind, session, size, version, path), one per line;
+    /// for an archive, one per session (agent, session, status, file).
     #[arg(long)]
     pub json: bool,
 }

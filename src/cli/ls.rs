@@ -38,7 +38,7 @@ struct Row {
 pub fn write<'a>(items: impl Iterator<Item = &'a Item>, style: Style, out: &mut impl Write) -> io::Result<()> {
     let rows = items.map(|item| {
         let peek = pipeline::peek(item);
-        let kind = pipeline::file_kind(item);
+        let kind = peek.kind;
         Row {
             agent: peek.agent.unwrap_or_else(|| "-".into()),
             format: item.reader.name(),

@@ -144,16 +144,20 @@ pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
 
 /// What an input holds, as its reader tells from its name and first bytes.
 pub fn file_kind(item: &Item) -> read::FileKind {
+    // Side files are told by their name and first line's keys, which come early.
     let mut head = Vec::new();
-    if let Ok(bytes) = open(&item.spec) {
-        let _ = bytes.take(64 << 10).read_to_end(&mut head);
-    }
+    let _ = match &item.spec {
+        InputSpec::File(path) if !path.ends_with(".zst") => {
+            File::open(path).and_then(|f| f.take(4 << 10).read_to_end(&mut head))
+        }
+        spec => open(spec).and_then(|bytes| bytes.take(4 << 10).read_to_end(&mut head)),
+    };
     item.reader.file_kind(item.spec.name(), &head)
 }
 
 /// What an input's first records say, as its reader reads them, for listing: its session (the
-/// file's stem when they do not say), the agent version, and the agent (the reader's, else as
-/// the records name it).
+/// file's stem when they do not say), the agent version, the agent (the reader's, else as the
+/// records name it) and what the file holds.
 pub fn peek(item: &Item) -> read::Peek {
     let mut found = read::Peek { session: item.reader.session_of(item.spec.name()), ..read::Peek::default() };
     let mut add = |record: &serde_json::Value| {
@@ -168,6 +172,7 @@ pub fn peek(item: &Item) -> read::Peek {
         let mut lines = BufReader::new(bytes.take(SNIFF_BYTES));
         let mut head = String::new();
         if lines.read_line(&mut head).is_ok() {
+            found.kind = item.reader.file_kind(item.spec.name(), head.as_bytes());
             let bom = if head.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 };
             if head[bom..].trim() == "{" {
                 // A pretty-printed document: small, so looked at whole.

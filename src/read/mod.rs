@@ -131,6 +131,8 @@ pub struct Peek {
     pub version: Option<String>,
     /// The agent, as the records name it, for formats that hold any agent's events.
     pub agent: Option<String>,
+    /// What the file holds, from its name and first line.
+    pub kind: FileKind,
 }
 
 /// Whether a file name ends like a JSON Lines file, plain or zstd-compressed.

@@ -14,9 +14,10 @@ use super::{Emitter, InputDiagnostic, Problem, ReadReport};
 use crate::model::{Event, Payload};
 
 /// What an agent's file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum FileKind {
     /// A session transcript (the agent's session or rollout file, or agentlog's own output).
+    #[default]
     Session,
     /// The prompts typed, across sessions (`history.jsonl`).
     PromptHistory,

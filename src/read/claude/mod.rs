@@ -78,7 +78,12 @@ impl Reader for Claude {
     }
 
     fn peek(&self, record: &serde_json::Value) -> Peek {
-        Peek { session: string_at(record, "sessionId"), version: string_at(record, "version"), agent: None }
+        Peek {
+            session: string_at(record, "sessionId"),
+            version: string_at(record, "version"),
+            agent: None,
+            ..Peek::default()
+        }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

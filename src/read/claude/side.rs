@@ -34,12 +34,15 @@ pub fn kind(path: &str, head: &[u8]) -> FileKind {
         return FileKind::TodoList;
     }
     let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    let record: Option<Map<String, Value>> = serde_json::from_slice(first_line).ok();
+    // Transcripts, by far the most files, are told without parsing their first line.
+    let maybe_side =
+        [&b"\"display\""[..], b"\"startedAt\""].iter().any(|k| memchr::memmem::find(first_line, k).is_some());
+    let record: Option<Map<String, Value>> = maybe_side.then(|| serde_json::from_slice(first_line).ok()).flatten();
     let has = |key: &str| record.as_ref().is_some_and(|r| r.contains_key(key));
     if name.ends_with(".json") && side::parent_name(path) == Some("sessions") || has("pid") && has("startedAt") {
         return FileKind::SessionRegistry;
     }
-    if has("display") && !has("type") || record.is_none() && name == "history.jsonl" {
+    if has("display") && !has("type") || !maybe_side && name == "history.jsonl" {
         return FileKind::PromptHistory;
     }
     FileKind::Session

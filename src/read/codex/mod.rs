@@ -89,7 +89,7 @@ impl Reader for Codex {
             None => record.get("timestamp").is_some(),
         };
         let session = meta.then(|| string_at(payload, "id")).flatten();
-        Peek { session, version: string_at(payload, "cli_version"), agent: None }
+        Peek { session, version: string_at(payload, "cli_version"), agent: None, ..Peek::default() }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {

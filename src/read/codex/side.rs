@@ -21,9 +21,11 @@ use crate::read::{Emitter, Line, LineMapper, ReadReport, Settings, read_lines};
 /// What a Codex file holds, from its first record, else its name.
 pub fn kind(path: &str, head: &[u8]) -> FileKind {
     let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    match serde_json::from_slice::<Map<String, Value>>(first_line) {
-        Ok(record) => of_record(&record).unwrap_or(FileKind::Session),
-        Err(_) => match crate::read::file_name(path) {
+    // Rollouts, by far the most files, are told without parsing their first line.
+    let maybe_side = [&b"\"thread_name\""[..], b"\"ts\""].iter().any(|k| memchr::memmem::find(first_line, k).is_some());
+    match maybe_side.then(|| serde_json::from_slice::<Map<String, Value>>(first_line).ok()).flatten() {
+        Some(record) => of_record(&record).unwrap_or(FileKind::Session),
+        None => match crate::read::file_name(path) {
             "history.jsonl" => FileKind::PromptHistory,
             "session_index.jsonl" => FileKind::ThreadNames,
             _ => FileKind::Session,

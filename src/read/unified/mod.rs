@@ -36,7 +36,12 @@ impl Reader for Unified {
     }
 
     fn peek(&self, record: &serde_json::Value) -> Peek {
-        Peek { session: string_at(record, "session_id"), version: None, agent: string_at(record, "agent") }
+        Peek {
+            session: string_at(record, "session_id"),
+            version: None,
+            agent: string_at(record, "agent"),
+            ..Peek::default()
+        }
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
