@@ -7,7 +7,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
+use super::{ATIF_SCHEMA, EVENT_SCHEMA, INTERCHANGE_SCHEMA};
 
 /// Event kinds and the schema definition of their payloads.
 const PAYLOADS: [(&str, &str); 5] = [
@@ -118,6 +118,32 @@ impl Schemas {
     /// interchange schema.
     pub fn document_violations(&self, skeleton: &Value) -> Vec<Violation> {
         self.document.iter_errors(skeleton).map(|e| violation("", &e)).collect()
+    }
+}
+
+/// agentlog's schema of ATIF documents (`schema/atif.schema.json`), compiled.
+pub struct AtifSchema(jsonschema::Validator);
+
+impl Default for AtifSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AtifSchema {
+    /// The built-in schema, compiled.
+    pub fn new() -> Self {
+        let schema: Value = serde_json::from_str(ATIF_SCHEMA).expect("the built-in schema is JSON");
+        let validator = jsonschema::draft202012::options()
+            .should_validate_formats(true)
+            .build(&schema)
+            .expect("the built-in schema is a valid 2020-12 schema");
+        AtifSchema(validator)
+    }
+
+    /// The ways a document breaks the schema; empty when it is valid.
+    pub fn violations(&self, document: &Value) -> Vec<Violation> {
+        self.0.iter_errors(document).map(|e| violation("", &e)).collect()
     }
 }
 

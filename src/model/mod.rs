@@ -46,7 +46,7 @@ mod usage;
 #[cfg(test)]
 mod schema;
 
-pub use check::{Schemas, Violation};
+pub use check::{AtifSchema, Schemas, Violation};
 pub use event::{
     Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, PromptHistory, Reasoning, Role, Source,
     ToolCall, ToolOutput,
@@ -70,6 +70,9 @@ pub const INTERCHANGE_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/intercha
 
 /// The published unified event schema, as checked in under `schema/`.
 pub const EVENT_SCHEMA: &str = include_str!("../../schema/event.schema.json");
+
+/// agentlog's JSON Schema of ATIF v1.7 documents, as checked in under `schema/`.
+pub const ATIF_SCHEMA: &str = include_str!("../../schema/atif.schema.json");
 
 /// The published interchange schema, as checked in under `schema/`.
 pub const INTERCHANGE_SCHEMA: &str = include_str!("../../schema/interchange.schema.json");

@@ -8,6 +8,7 @@
 
 #[cfg(feature = "arrow")]
 pub mod arrow;
+pub mod atif;
 pub mod encode;
 mod error;
 mod file;
@@ -38,6 +39,7 @@ pub const WRITERS: &[&dyn Writer] = &[
     #[cfg(feature = "arrow")]
     &arrow::Arrow,
     &interchange::Interchange,
+    &atif::Atif,
     &markdown::Markdown,
     &html::Html,
 ];
