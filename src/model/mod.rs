@@ -38,6 +38,7 @@ mod event;
 mod id;
 mod interchange;
 mod json;
+mod meta;
 mod session;
 pub(crate) mod time;
 mod tools;
@@ -48,13 +49,13 @@ mod schema;
 
 pub use check::{AtifSchema, Schemas, Violation};
 pub use event::{
-    Agent, Context, Event, Kind, Message, Meta, MetaType, Part, Payload, PromptHistory, Reasoning, Role, Source,
-    ToolCall, ToolOutput,
+    Agent, Context, Event, Kind, Message, Part, Payload, PromptHistory, Reasoning, Role, Source, ToolCall, ToolOutput,
 };
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry};
 pub(crate) use json::has_line_break;
 pub use json::{Json, MAX_DEPTH, Noted, Repair, has_repairs, repair_text, take_repairs};
+pub use meta::{Meta, MetaType};
 pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, SessionTally, UsageTotals};
 pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
