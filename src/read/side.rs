@@ -241,13 +241,16 @@ impl Document {
 }
 
 /// The report of a document that could not be read as one: its first line carries the
-/// diagnostic, and every non-empty line is counted as not mapped.
+/// diagnostic shown, and every non-empty line is counted as not mapped, with a diagnostic
+/// counted for each.
 pub(crate) fn unreadable(name: &str, text: &[u8], problem: Problem) -> ReadReport {
     let text = String::from_utf8_lossy(text);
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count().max(1) as u64;
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
     let mut report = ReadReport { lines, lines_diagnosed: lines, ..ReadReport::default() };
     report.push(|| InputDiagnostic::new(name, 1, first, problem));
+    // One diagnostic shown for the document; its other lines are counted with it.
+    report.more_diagnostics += lines - 1;
     report
 }
 
