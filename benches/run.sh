@@ -6,7 +6,7 @@
 #        ONLY='usage' benches/run.sh           only the rows whose label matches the regex
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
-# agentlog to unified JSONL, Parquet, interchange, ATIF, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
+# agentlog to unified JSONL, Parquet, interchange, ATIF, OpenTelemetry, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
 # same files; HTML transcripts of the Claude Code sessions, a file per session, and claude-code-log
 # doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
@@ -100,6 +100,7 @@ assert rows == $LINES, f'DuckDB wrote {rows} rows for $LINES lines'"
 done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
 row "agentlog --to atif" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to atif -o "$OUT/trajectories.atif.jsonl"
+row "agentlog --to otel" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to otel -o "$OUT/traces.otlp.jsonl"
 row "agentlog --to markdown" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.md"
 row "agentlog --to html" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.html"
 # Transcripts of the Claude Code sessions, one file per session and an index, beside

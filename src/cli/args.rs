@@ -171,6 +171,11 @@ pub struct ConvertArgs {
     #[arg(long, value_enum, default_value_t = ImagesArg::Placeholder, value_name = "HOW", help_heading = "Transcripts")]
     pub images: ImagesArg,
 
+    /// OpenTelemetry: record message content on the spans (prompts, answers, tool arguments and
+    /// results); off by default, as the GenAI conventions ask.
+    #[arg(long)]
+    pub otel_content: bool,
+
     /// Which sessions and events are written; --project and --model select whole sessions, by
     /// the first working directory and model they name.
     #[command(flatten)]

@@ -405,7 +405,13 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
     let transcript = transcript_options(&args);
-    let options = write::Options { partition_by, run_id: run_id(&inputs, shard), parallel: jobs > 1, transcript };
+    let options = write::Options {
+        partition_by,
+        run_id: run_id(&inputs, shard),
+        parallel: jobs > 1,
+        transcript,
+        otel_content: args.otel_content,
+    };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {
             message: "--incremental needs an output directory for one file per session: add -o DIR/".into(),

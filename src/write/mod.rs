@@ -12,10 +12,12 @@ pub mod atif;
 pub mod encode;
 mod error;
 mod file;
+mod held;
 pub mod html;
 pub mod interchange;
 pub mod jsonl;
 pub mod markdown;
+pub mod otel;
 mod sessions;
 pub mod transcript;
 
@@ -28,6 +30,7 @@ use crate::model::{Diagnostic, Event};
 pub use error::WriteError;
 pub(crate) use file::forget_temporary;
 pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_temporary_files, temporary_path};
+pub(crate) use held::Held;
 pub use sessions::Sessions;
 pub use transcript::TranscriptOptions;
 
@@ -40,6 +43,7 @@ pub const WRITERS: &[&dyn Writer] = &[
     &arrow::Arrow,
     &interchange::Interchange,
     &atif::Atif,
+    &otel::Otel,
     &markdown::Markdown,
     &html::Html,
 ];
@@ -98,6 +102,8 @@ pub struct Options {
     pub parallel: bool,
     /// What Markdown and HTML transcripts show.
     pub transcript: TranscriptOptions,
+    /// Whether OpenTelemetry spans carry message content (`--otel-content`).
+    pub otel_content: bool,
 }
 
 /// An output format.

@@ -15,7 +15,7 @@
 
 mod build;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 
 use crate::model::{Agent, AtifSchema, Event};
 use crate::write::{
-    AtomicFile, EventSink, Options, Pending, Target, WriteError, Writer, is_directory_target, session_file_name,
+    AtomicFile, EventSink, Held, Options, Pending, Target, WriteError, Writer, is_directory_target, session_file_name,
     unsupported,
 };
 
@@ -51,12 +51,7 @@ impl Writer for Atif {
             Target::Path(path) if is_directory_target(&path) => Output::PerSession(path, Vec::new(), HashSet::new()),
             Target::Path(path) => Output::File(BufWriter::new(AtomicFile::create(&path)?)),
         };
-        Ok(Box::new(Sink {
-            output: Some(output),
-            sessions: Vec::new(),
-            index: HashMap::new(),
-            schema: AtifSchema::new(),
-        }))
+        Ok(Box::new(Sink { output: Some(output), sessions: Held::default(), schema: AtifSchema::new() }))
     }
 }
 
@@ -81,29 +76,19 @@ struct Session {
 
 struct Sink<'w> {
     output: Option<Output<'w>>,
-    sessions: Vec<Session>,
-    index: HashMap<(Agent, String), usize>,
+    sessions: Held<Session>,
     schema: AtifSchema,
 }
 
 impl EventSink for Sink<'_> {
     fn event(&mut self, e: &Event) -> io::Result<()> {
-        let key = (e.agent, e.session_id.clone());
-        let i = match self.index.get(&key) {
-            Some(&i) => i,
-            None => {
-                self.sessions.push(Session {
-                    agent: e.agent,
-                    id: e.session_id.clone(),
-                    main: Thread::default(),
-                    subagents: Vec::new(),
-                    parent: None,
-                });
-                self.index.insert(key, self.sessions.len() - 1);
-                self.sessions.len() - 1
-            }
-        };
-        let session = &mut self.sessions[i];
+        let session = self.sessions.get(e.agent, &e.session_id, || Session {
+            agent: e.agent,
+            id: e.session_id.clone(),
+            main: Thread::default(),
+            subagents: Vec::new(),
+            parent: None,
+        });
         let own_subagent = e.parent_session_id.as_deref() == Some(e.session_id.as_str());
         match (&e.agent_id, own_subagent) {
             (Some(agent_id), true) => {
@@ -125,8 +110,7 @@ impl EventSink for Sink<'_> {
     }
 
     fn end_group(&mut self) -> io::Result<()> {
-        self.index.clear();
-        for session in std::mem::take(&mut self.sessions) {
+        for session in self.sessions.take() {
             let Some(document) = document(session) else { continue };
             if let Some(v) = self.schema.violations(&document).first() {
                 let session = document["session_id"].as_str().unwrap_or_default();
