@@ -194,3 +194,25 @@ fn a_directory_gets_one_file_per_session() {
         assert!(file.ends_with(format!("claude-code/claude-code-{session}.json")), "{}", file.display());
     }
 }
+
+#[test]
+fn a_codex_subagent_thread_is_embedded_in_the_document_of_the_thread_that_spawned_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let own = common::own_corpus();
+    std::fs::copy(own.join("codex/subagent-thread.jsonl"), dir.path().join("child.jsonl")).unwrap();
+    // The parent: a thread of its own, with the id the child names.
+    let parent = std::fs::read_to_string(own.join("codex/envelope-user-and-assistant-text.jsonl"))
+        .unwrap()
+        .replace("019c8a4c-0000-7000-8000-00000000c0de", "0a0e0000-0000-7000-8000-0000000000bb");
+    std::fs::write(dir.path().join("parent.jsonl"), parent).unwrap();
+    for order in [["child.jsonl", "parent.jsonl"], ["parent.jsonl", "child.jsonl"]] {
+        let documents = atif(&order.map(|f| dir.path().join(f)));
+        assert_eq!(documents.len(), 1, "{order:?}");
+        let root = &documents[0];
+        assert_eq!(root["session_id"], "0a0e0000-0000-7000-8000-0000000000bb");
+        let child = &root["subagent_trajectories"][0];
+        assert_eq!(child["trajectory_id"], "0a0e0000-0000-7000-8000-000000000e04");
+        assert_eq!(child["extra"]["parent_session_id"], root["session_id"]);
+        assert_eq!(root["extra"]["subagent_trajectory_refs"][0]["trajectory_id"], child["trajectory_id"]);
+    }
+}

@@ -6,16 +6,20 @@
 //! subagents (Claude Code sidechains and subagent files) are embedded in its document as
 //! `subagent_trajectories`, each with the `trajectory_id` `<session id>/<agent id>`, and the
 //! result of the call that spawned one names it in `subagent_trajectory_ref`. A Codex subagent
-//! thread is a session of its own: its document says its parent in `extra.parent_session_id`.
+//! thread is a session of its own, read before or after its parent: its document goes into the
+//! parent's `subagent_trajectories` when the parent is among the inputs (named in the parent's
+//! `extra.subagent_trajectory_refs`, since Codex does not record the spawning call), and stands
+//! alone with `extra.parent_session_id` otherwise.
 //!
-//! Sessions are written once the group of inputs they come from is read (their title and
-//! usage come last), each checked against `schema/atif.schema.json` first: a document that
-//! breaks it stops the writer and leaves no file. Sessions with no step (only metadata) get no
+//! A session's document is made once the group of inputs it comes from is read (its title and
+//! usage come last) and checked against `schema/atif.schema.json`: a document that breaks it
+//! stops the writer and leaves no file. Documents wait in a temporary file until the end, when
+//! subagent threads are placed in their parents. Sessions with no step (only metadata) get no
 //! document.
 
 mod build;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
 
@@ -51,7 +55,16 @@ impl Writer for Atif {
             Target::Path(path) if is_directory_target(&path) => Output::PerSession(path, Vec::new(), HashSet::new()),
             Target::Path(path) => Output::File(BufWriter::new(AtomicFile::create(&path)?)),
         };
-        Ok(Box::new(Sink { output: Some(output), sessions: Held::default(), schema: AtifSchema::new() }))
+        Ok(Box::new(Sink {
+            output: Some(output),
+            sessions: Held::default(),
+            schema: AtifSchema::new(),
+            spool: Spool {
+                file: BufWriter::with_capacity(256 * 1024, tempfile::tempfile()?),
+                offset: 0,
+                documents: Vec::new(),
+            },
+        }))
     }
 }
 
@@ -72,12 +85,32 @@ struct Session {
     subagents: Vec<(String, Thread)>,
     /// The session that spawned or forked this one, when it is another session.
     parent: Option<String>,
+    /// Whether `parent` spawned this session as a subagent (a Codex subagent thread).
+    spawned: bool,
 }
 
 struct Sink<'w> {
     output: Option<Output<'w>>,
     sessions: Held<Session>,
     schema: AtifSchema,
+    spool: Spool,
+}
+
+/// Documents written so far, in a temporary file until the end: a subagent thread that is a
+/// session of its own (Codex) may be read before or after the session that spawned it, and is
+/// embedded in its document.
+struct Spool {
+    file: BufWriter<std::fs::File>,
+    offset: u64,
+    /// Each document: its agent and session, the session that spawned it, and where it is.
+    documents: Vec<Spooled>,
+}
+
+struct Spooled {
+    key: (Agent, String),
+    spawned_by: Option<String>,
+    at: u64,
+    len: u64,
 }
 
 impl EventSink for Sink<'_> {
@@ -88,6 +121,7 @@ impl EventSink for Sink<'_> {
             main: Thread::default(),
             subagents: Vec::new(),
             parent: None,
+            spawned: false,
         });
         let own_subagent = e.parent_session_id.as_deref() == Some(e.session_id.as_str());
         match (&e.agent_id, own_subagent) {
@@ -102,6 +136,7 @@ impl EventSink for Sink<'_> {
             _ => {
                 if session.parent.is_none() && !own_subagent {
                     session.parent.clone_from(&e.parent_session_id);
+                    session.spawned = e.is_sidechain && session.parent.is_some();
                 }
                 session.main.add(e);
             }
@@ -111,19 +146,45 @@ impl EventSink for Sink<'_> {
 
     fn end_group(&mut self) -> io::Result<()> {
         for session in self.sessions.take() {
+            let key = (session.agent, session.id.clone());
+            let spawned_by = session.parent.clone().filter(|_| session.spawned);
             let Some(document) = document(session) else { continue };
-            if let Some(v) = self.schema.violations(&document).first() {
-                let session = document["session_id"].as_str().unwrap_or_default();
-                let message = format!("the ATIF document of session {session} breaks schema/atif.schema.json at {v}");
-                return Err(WriteError::Schema { message }.into_io());
-            }
-            self.write(&document)?;
+            self.check(&document)?;
+            let text = serde_json::to_vec(&document)?;
+            self.spool.file.write_all(&text)?;
+            let spooled = Spooled { key, spawned_by, at: self.spool.offset, len: text.len() as u64 };
+            self.spool.offset += spooled.len;
+            self.spool.documents.push(spooled);
         }
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.end_group()?;
+        self.spool.file.flush()?;
+        let spool = self.spool.file.get_ref().try_clone()?;
+        let documents = std::mem::take(&mut self.spool.documents);
+        let present: HashSet<&(Agent, String)> = documents.iter().map(|d| &d.key).collect();
+        // Subagent sessions whose parent is here go into its document.
+        let mut children: HashMap<(Agent, String), Vec<&Spooled>> = HashMap::new();
+        for d in &documents {
+            if let Some(parent) = &d.spawned_by
+                && present.contains(&(d.key.0, parent.clone()))
+            {
+                children.entry((d.key.0, parent.clone())).or_default().push(d);
+            }
+        }
+        let embedded: HashSet<&(Agent, String)> = children.values().flatten().map(|d| &d.key).collect();
+        let mut buf = Vec::new();
+        for d in documents.iter().filter(|d| !embedded.contains(&d.key)) {
+            crate::write::read_range(&spool, d.at, d.len, &mut buf)?;
+            let mut document: Value = serde_json::from_slice(&buf)?;
+            if let Some(children) = children.get(&d.key) {
+                embed(&mut document, children, &spool)?;
+                self.check(&document)?;
+            }
+            self.write(&document)?;
+        }
         match self.output.take().expect("finish is called once") {
             Output::Lines(mut out) => out.flush(),
             Output::File(file) => file.into_inner().map_err(io::IntoInnerError::into_error)?.commit(),
@@ -133,6 +194,18 @@ impl EventSink for Sink<'_> {
 }
 
 impl Sink<'_> {
+    /// Fails the writer when a document breaks the schema.
+    fn check(&self, document: &Value) -> io::Result<()> {
+        match self.schema.violations(document).first() {
+            None => Ok(()),
+            Some(v) => {
+                let session = document["session_id"].as_str().unwrap_or_default();
+                let message = format!("the ATIF document of session {session} breaks schema/atif.schema.json at {v}");
+                Err(WriteError::Schema { message }.into_io())
+            }
+        }
+    }
+
     fn write(&mut self, document: &Value) -> io::Result<()> {
         match self.output.as_mut().expect("not finished") {
             Output::Lines(out) => {
@@ -156,6 +229,30 @@ impl Sink<'_> {
             }
         }
     }
+}
+
+/// Embeds the documents of subagent sessions into their parent's `subagent_trajectories` (their
+/// `trajectory_id` is their session id), and names them in the parent's
+/// `extra.subagent_trajectory_refs`: Codex does not record which call spawned a thread.
+fn embed(document: &mut Value, children: &[&Spooled], spool: &std::fs::File) -> io::Result<()> {
+    let mut buf = Vec::new();
+    let mut refs = Vec::new();
+    for child in children {
+        crate::write::read_range(spool, child.at, child.len, &mut buf)?;
+        let child: Value = serde_json::from_slice(&buf)?;
+        refs.push(json!({ "trajectory_id": child["trajectory_id"], "session_id": child["session_id"] }));
+        match document.get_mut("subagent_trajectories").and_then(Value::as_array_mut) {
+            Some(list) => list.push(child),
+            None => document["subagent_trajectories"] = json!([child]),
+        }
+    }
+    match document.get_mut("extra").and_then(Value::as_object_mut) {
+        Some(extra) => {
+            extra.insert("subagent_trajectory_refs".into(), Value::Array(refs));
+        }
+        None => document["extra"] = json!({ "subagent_trajectory_refs": refs }),
+    }
+    Ok(())
 }
 
 /// The document of a session; `None` when no thread of it has a step.
