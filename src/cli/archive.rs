@@ -205,11 +205,13 @@ fn entry_key(event: &Value) -> String {
 
 /// Appends the events of `fresh` that `history/<agent>.jsonl` does not hold yet to it.
 fn merge(fresh: &Path, history: &Path) -> io::Result<()> {
-    let mut by_agent: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Each fresh line with its entry key, by agent: every line is parsed once.
+    let mut by_agent: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for line in BufReader::new(File::open(fresh)?).lines() {
         let line = line?;
         let event: Value = serde_json::from_str(&line).map_err(io::Error::other)?;
-        by_agent.entry(event["agent"].as_str().unwrap_or("unknown").to_owned()).or_default().push(line);
+        let agent = event["agent"].as_str().unwrap_or("unknown").to_owned();
+        by_agent.entry(agent).or_default().push((entry_key(&event), line));
     }
     fs::create_dir_all(history)?;
     for (agent, lines) in by_agent {
@@ -225,10 +227,7 @@ fn merge(fresh: &Path, history: &Path) -> io::Result<()> {
                 old.push(line);
             }
         }
-        let new: Vec<String> = lines
-            .into_iter()
-            .filter(|l| serde_json::from_str::<Value>(l).is_ok_and(|e| seen.insert(entry_key(&e))))
-            .collect();
+        let new: Vec<String> = lines.into_iter().filter(|(key, _)| seen.insert(key.clone())).map(|(_, l)| l).collect();
         if new.is_empty() {
             continue;
         }

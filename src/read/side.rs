@@ -51,6 +51,14 @@ impl FileKind {
     }
 }
 
+/// The first line of `head` as a JSON object, parsed only when one of `keys` is in it: the
+/// many transcripts are told from side files by a key search, not a parse.
+pub(crate) fn first_record(head: &[u8], keys: &[&str]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let wanted = keys.iter().any(|k| memchr::memmem::find(line, format!("\"{k}\"").as_bytes()).is_some());
+    wanted.then(|| serde_json::from_slice(line).ok()).flatten()
+}
+
 /// The name of the directory holding `path`, if any.
 pub(crate) fn parent_name(path: &Path) -> Option<&str> {
     path.parent()?.file_name()?.to_str()

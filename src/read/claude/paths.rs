@@ -40,8 +40,13 @@ pub fn discover(env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
     roots(env)
         .iter()
         .flat_map(|root| {
-            let transcripts = crate::read::files_under(&root.join("projects"), |name| name.ends_with(".jsonl"));
-            transcripts.into_iter().chain(super::side::discover(root))
+            // One walk of `projects/` finds the transcripts and the memory files beside them.
+            let (transcripts, others): (Vec<PathBuf>, Vec<PathBuf>) =
+                crate::read::files_under(&root.join("projects"), |_| true)
+                    .into_iter()
+                    .partition(|p| p.extension().is_some_and(|e| e == "jsonl"));
+            let memory = others.into_iter().filter(|p| super::side::accepts(p)).collect();
+            transcripts.into_iter().chain(super::side::discover(root, memory))
         })
         .collect()
 }

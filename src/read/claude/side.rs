@@ -33,16 +33,12 @@ pub fn kind(path: &str, head: &[u8]) -> FileKind {
     if name.ends_with(".json") && side::parent_name(path) == Some("todos") || first == Some(b'[') {
         return FileKind::TodoList;
     }
-    let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    // Transcripts, by far the most files, are told without parsing their first line.
-    let maybe_side =
-        [&b"\"display\""[..], b"\"startedAt\""].iter().any(|k| memchr::memmem::find(first_line, k).is_some());
-    let record: Option<Map<String, Value>> = maybe_side.then(|| serde_json::from_slice(first_line).ok()).flatten();
+    let record = side::first_record(head, &["display", "startedAt"]);
     let has = |key: &str| record.as_ref().is_some_and(|r| r.contains_key(key));
     if name.ends_with(".json") && side::parent_name(path) == Some("sessions") || has("pid") && has("startedAt") {
         return FileKind::SessionRegistry;
     }
-    if has("display") && !has("type") || !maybe_side && name == "history.jsonl" {
+    if has("display") && !has("type") || record.is_none() && name == "history.jsonl" {
         return FileKind::PromptHistory;
     }
     FileKind::Session
@@ -98,10 +94,10 @@ pub fn sniff(name: &str, records: &[Value], text: &str) -> bool {
     }
 }
 
-/// The side files under a Claude Code root, in name order.
-pub fn discover(root: &Path) -> Vec<PathBuf> {
+/// The side files under a Claude Code root, in name order: the prompt history, the `memory`
+/// files found under `projects/`, then the registry entries and todo lists.
+pub fn discover(root: &Path, memory: Vec<PathBuf>) -> Vec<PathBuf> {
     let history = root.join("history.jsonl");
-    let memory = crate::read::files_under(&root.join("projects"), |_| true).into_iter().filter(|p| accepts(p));
     let others = ["sessions", "todos"]
         .into_iter()
         .flat_map(|dir| crate::read::files_under(&root.join(dir), |_| true).into_iter().filter(|p| accepts(p)));

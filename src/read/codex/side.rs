@@ -20,10 +20,7 @@ use crate::read::{Emitter, Line, LineMapper, ReadReport, Settings, read_lines};
 
 /// What a Codex file holds, from its first record, else its name.
 pub fn kind(path: &str, head: &[u8]) -> FileKind {
-    let first_line = head.split(|b| *b == b'\n').next().unwrap_or_default();
-    // Rollouts, by far the most files, are told without parsing their first line.
-    let maybe_side = [&b"\"thread_name\""[..], b"\"ts\""].iter().any(|k| memchr::memmem::find(first_line, k).is_some());
-    match maybe_side.then(|| serde_json::from_slice::<Map<String, Value>>(first_line).ok()).flatten() {
+    match side::first_record(head, &["thread_name", "ts"]) {
         Some(record) => of_record(&record).unwrap_or(FileKind::Session),
         None => match crate::read::file_name(path) {
             "history.jsonl" => FileKind::PromptHistory,

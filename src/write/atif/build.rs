@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
-use crate::model::{Event, MetaType, Part, Payload, Role, Usage};
+use crate::model::{Event, MetaType, Part, Payload, Role, UsageTotals};
 
 /// The ATIF version written.
 pub const ATIF_VERSION: &str = "ATIF-v1.7";
@@ -33,8 +33,10 @@ struct Step {
     reasoning: Vec<String>,
     tool_calls: Vec<Value>,
     results: Vec<Value>,
-    usage: Option<Usage>,
-    responses: u64,
+    /// The usage of the step's responses (usually one), summed as session totals are.
+    usage: Option<UsageTotals>,
+    /// Whether a response split its cache writes by lifetime (Claude Code).
+    cache_write_1h: bool,
     model: Option<String>,
     copied: bool,
     rolled_back: bool,
@@ -52,7 +54,7 @@ impl Step {
             tool_calls: Vec::new(),
             results: Vec::new(),
             usage: None,
-            responses: 0,
+            cache_write_1h: false,
             model: None,
             copied: e.copied,
             rolled_back: e.rolled_back,
@@ -189,11 +191,8 @@ impl Thread {
                     },
                 };
                 let step = &mut self.steps[i];
-                step.usage = Some(match step.usage.take() {
-                    None => usage.clone(),
-                    Some(before) => add(&before, usage),
-                });
-                step.responses += 1;
+                step.usage.get_or_insert_with(UsageTotals::default).add(usage);
+                step.cache_write_1h |= usage.cache_write_1h_tokens.is_some();
                 if step.model.is_none() {
                     step.model.clone_from(&usage.model);
                 }
@@ -277,32 +276,28 @@ impl Thread {
 
     /// The trajectory document of the thread, without subagents.
     pub fn document(&self, agent: &str, session_id: &str, trajectory_id: &str) -> Value {
-        let mut totals = Usage::default();
-        let mut cost = None::<f64>;
+        let mut totals = UsageTotals::default();
         let mut steps = Vec::with_capacity(self.steps.len());
         for (n, step) in self.steps.iter().enumerate() {
             if let Some(u) = &step.usage {
-                totals = add(&totals, u);
-                if let Some(c) = u.cost_usd {
-                    cost = Some(cost.unwrap_or(0.0) + c);
-                }
+                totals.merge(u);
             }
             steps.push(step_value(n + 1, step));
         }
         let mut final_metrics = json!({
-            "total_prompt_tokens": totals.prompt_tokens(),
-            "total_completion_tokens": totals.output_tokens.unwrap_or(0),
-            "total_cached_tokens": totals.cache_read_tokens.unwrap_or(0),
+            "total_prompt_tokens": prompt_tokens(&totals),
+            "total_completion_tokens": totals.output_tokens,
+            "total_cached_tokens": totals.cache_read_tokens,
             "total_steps": steps.len(),
             "extra": {
-                "total_input_tokens": totals.input_tokens.unwrap_or(0),
-                "total_cache_creation_input_tokens": totals.cache_write_tokens.unwrap_or(0),
-                "total_reasoning_tokens": totals.reasoning_tokens.unwrap_or(0),
+                "total_input_tokens": totals.input_tokens,
+                "total_cache_creation_input_tokens": totals.cache_write_tokens,
+                "total_reasoning_tokens": totals.reasoning_tokens,
                 "total_tool_calls": self.steps.iter().map(|s| s.tool_calls.len()).sum::<usize>(),
-                "llm_call_count": self.steps.iter().map(|s| s.responses).sum::<u64>(),
+                "llm_call_count": totals.responses,
             },
         });
-        if let Some(cost) = cost {
+        if let Some(cost) = totals.cost_usd {
             final_metrics["total_cost_usd"] = cost.into();
         }
         let mut agent_value = json!({ "name": agent, "version": self.version.as_deref().unwrap_or("unknown") });
@@ -353,10 +348,8 @@ fn step_value(id: usize, step: &Step) -> Value {
             value["tool_calls"] = Value::Array(step.tool_calls.clone());
         }
         if let Some(u) = &step.usage {
-            value["metrics"] = metrics(u);
-        }
-        if step.responses > 0 {
-            value["llm_call_count"] = step.responses.into();
+            value["metrics"] = metrics(u, step.cache_write_1h);
+            value["llm_call_count"] = u.responses.into();
         }
     }
     if !step.results.is_empty() {
@@ -375,50 +368,31 @@ fn step_value(id: usize, step: &Step) -> Value {
     value
 }
 
-/// A response's usage as step metrics: `prompt_tokens` is all input, cache reads and writes
-/// included.
-fn metrics(u: &Usage) -> Value {
+/// All input of the responses: fresh, cache reads and cache writes.
+fn prompt_tokens(u: &UsageTotals) -> u64 {
+    u.input_tokens.saturating_add(u.cache_read_tokens).saturating_add(u.cache_write_tokens)
+}
+
+/// A step's usage as its metrics: `prompt_tokens` is all input, cache reads and writes
+/// included; `cache_write_1h` when a response split its cache writes by lifetime.
+fn metrics(u: &UsageTotals, cache_write_1h: bool) -> Value {
     let mut value = json!({
-        "prompt_tokens": u.prompt_tokens(),
-        "completion_tokens": u.output_tokens.unwrap_or(0),
-        "cached_tokens": u.cache_read_tokens.unwrap_or(0),
+        "prompt_tokens": prompt_tokens(u),
+        "completion_tokens": u.output_tokens,
+        "cached_tokens": u.cache_read_tokens,
         "extra": {
-            "input_tokens": u.input_tokens.unwrap_or(0),
-            "cache_creation_input_tokens": u.cache_write_tokens.unwrap_or(0),
-            "reasoning_tokens": u.reasoning_tokens.unwrap_or(0),
+            "input_tokens": u.input_tokens,
+            "cache_creation_input_tokens": u.cache_write_tokens,
+            "reasoning_tokens": u.reasoning_tokens,
         },
     });
-    if let Some(h) = u.cache_write_1h_tokens {
-        value["extra"]["cache_creation_1h_input_tokens"] = h.into();
+    if cache_write_1h {
+        value["extra"]["cache_creation_1h_input_tokens"] = u.cache_write_1h_tokens.into();
     }
     if let Some(cost) = u.cost_usd {
         value["cost_usd"] = cost.into();
     }
     value
-}
-
-/// Two usages summed, count by count.
-fn add(a: &Usage, b: &Usage) -> Usage {
-    // Held at the largest count agentlog keeps, as session totals are.
-    let sum = |x: Option<u64>, y: Option<u64>| match (x, y) {
-        (None, None) => None,
-        (x, y) => Some(x.unwrap_or(0).saturating_add(y.unwrap_or(0)).min(crate::model::MAX_COUNT)),
-    };
-    Usage {
-        input_tokens: sum(a.input_tokens, b.input_tokens),
-        cache_read_tokens: sum(a.cache_read_tokens, b.cache_read_tokens),
-        cache_write_tokens: sum(a.cache_write_tokens, b.cache_write_tokens),
-        cache_write_1h_tokens: sum(a.cache_write_1h_tokens, b.cache_write_1h_tokens),
-        output_tokens: sum(a.output_tokens, b.output_tokens),
-        reasoning_tokens: sum(a.reasoning_tokens, b.reasoning_tokens),
-        total_tokens: sum(a.total_tokens, b.total_tokens),
-        cost_usd: match (a.cost_usd, b.cost_usd) {
-            (None, None) => None,
-            (x, y) => Some(x.unwrap_or(0.0) + y.unwrap_or(0.0)),
-        },
-        model: a.model.clone().or_else(|| b.model.clone()),
-        response_id: a.response_id.clone().or_else(|| b.response_id.clone()),
-    }
 }
 
 /// Image parts as ATIF content parts: an image of a type ATIF knows, with its URL or its data
