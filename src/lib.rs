@@ -21,6 +21,8 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod cost;
 pub mod model;
 pub mod pipeline;

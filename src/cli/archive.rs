@@ -23,8 +23,8 @@ use std::fs::{self, File};
 use std::io::{self, BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
-use agentlog::pipeline::{self, InputSpec};
-use agentlog::read::Settings;
+use crate::pipeline::{self, InputSpec};
+use crate::read::Settings;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -78,7 +78,7 @@ pub struct Run<'a> {
     /// The inputs: as given, or the agents' default places.
     pub inputs: Vec<InputSpec>,
     /// The reader for every input; `None` tells each input's format from its content.
-    pub reader: Option<&'static dyn agentlog::read::Reader>,
+    pub reader: Option<&'static dyn crate::read::Reader>,
     /// Reading threads.
     pub jobs: usize,
     /// The longest input line read.
@@ -104,7 +104,7 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
     let settings = Settings::new(run.jobs, run.max_line_bytes).unwrap_or_default();
     // Inputs unchanged since the last run keep the reader they had, unopened.
     let manifest = incremental::Manifest::load(&dir.join("sessions"));
-    let unchanged = |spec: &InputSpec| agentlog::read::reader(manifest.unchanged(spec)?);
+    let unchanged = |spec: &InputSpec| crate::read::reader(manifest.unchanged(spec)?);
     let (groups, errors) = pipeline::plan(&run.inputs, run.reader, &unchanged, &settings);
     for e in &errors {
         reporter.error(e);
@@ -120,9 +120,9 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
     let plan = |inputs: Vec<InputSpec>, output: PathBuf, incremental: bool| super::convert::Plan {
         inputs,
         reader: run.reader,
-        writer: agentlog::write::writer("unified").expect("the unified writer is registered"),
+        writer: crate::write::writer("unified").expect("the unified writer is registered"),
         output: Some(output),
-        options: agentlog::write::Options { parallel: run.jobs > 1, ..Default::default() },
+        options: crate::write::Options { parallel: run.jobs > 1, ..Default::default() },
         jobs: run.jobs,
         max_line_bytes: run.max_line_bytes,
         shard: None,
@@ -153,7 +153,7 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
         }
     }
     manifest.spanning.extend(now);
-    let saved = agentlog::write::AtomicFile::create(&dir.join(MANIFEST)).and_then(|mut file| {
+    let saved = crate::write::AtomicFile::create(&dir.join(MANIFEST)).and_then(|mut file| {
         serde_json::to_writer_pretty(&mut file, &manifest)?;
         file.write_all(b"\n")?;
         file.commit()
@@ -231,7 +231,7 @@ fn merge(fresh: &Path, history: &Path) -> io::Result<()> {
         if new.is_empty() {
             continue;
         }
-        let mut file = agentlog::write::AtomicFile::create(&path)?;
+        let mut file = crate::write::AtomicFile::create(&path)?;
         for line in old.iter().chain(&new) {
             file.write_all(line.as_bytes())?;
             file.write_all(b"\n")?;
@@ -267,8 +267,8 @@ pub fn sessions(dir: &Path) -> Vec<Listed> {
     let mut listed = Vec::new();
     let mut names = HashSet::new();
     for ((agent, session), live) in &sources {
-        let Some(agent_value) = agentlog::model::Agent::from_name(agent) else { continue };
-        let name = agentlog::write::session_file_name(agent_value, session, "jsonl", &mut names);
+        let Some(agent_value) = crate::model::Agent::from_name(agent) else { continue };
+        let name = crate::write::session_file_name(agent_value, session, "jsonl", &mut names);
         let file = dir.join("sessions").join(agent).join(name);
         let status = if *live { Status::Live } else { Status::ArchivedOnly };
         listed.push(Listed {

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::builder::PossibleValuesParser;
 use clap::{Parser, Subcommand, ValueEnum};
 
-use agentlog::read::READERS;
-use agentlog::write::WRITERS;
+use crate::read::READERS;
+use crate::write::WRITERS;
 
 /// Examples at the end of `agentlog --help`.
 const EXAMPLES: &str = "\
@@ -78,10 +78,11 @@ pub enum Command {
 }
 
 impl Args {
-    /// Parses the process arguments. `discover`, the old name of `ls`, is still understood,
-    /// though not offered: as a clap alias it would come up in suggestions for typos.
-    pub fn from_process() -> Result<Args, clap::Error> {
-        let mut arguments: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    /// Parses a command line given as its words, the program's name first. `discover`, the old
+    /// name of `ls`, is still understood, though not offered: as a clap alias it would come up in
+    /// suggestions for typos.
+    pub fn from_arguments(arguments: impl IntoIterator<Item = std::ffi::OsString>) -> Result<Args, clap::Error> {
+        let mut arguments: Vec<std::ffi::OsString> = arguments.into_iter().collect();
         if let Some(command) = arguments.iter_mut().skip(1).find(|a| !a.to_string_lossy().starts_with('-'))
             && command == "discover"
         {
@@ -142,7 +143,7 @@ pub struct ConvertArgs {
 
     /// Longest input line read, in bytes; a longer line is reported and skipped without being
     /// held in memory.
-    #[arg(long, value_name = "BYTES", default_value_t = agentlog::read::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
 
     /// Allow -o inside an input directory.
@@ -391,7 +392,7 @@ pub struct ArchiveArgs {
     pub jobs: Option<usize>,
 
     /// Longest input line read, in bytes, as for convert.
-    #[arg(long, value_name = "BYTES", default_value_t = agentlog::read::DEFAULT_MAX_LINE_BYTES)]
+    #[arg(long, value_name = "BYTES", default_value_t = crate::read::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
 }
 
@@ -453,11 +454,11 @@ pub enum SchemaName {
 }
 
 fn tools_keys() -> Vec<&'static str> {
-    agentlog::stats::tools::ToolsKey::ALL.iter().map(|k| k.name()).collect()
+    crate::stats::tools::ToolsKey::ALL.iter().map(|k| k.name()).collect()
 }
 
 fn usage_keys() -> Vec<&'static str> {
-    agentlog::stats::usage::UsageKey::ALL.iter().map(|k| k.name()).collect()
+    crate::stats::usage::UsageKey::ALL.iter().map(|k| k.name()).collect()
 }
 
 fn agent_values() -> Vec<&'static str> {

@@ -5,15 +5,15 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use agentlog::model::{Agent, Event};
-use agentlog::read::{Reader, Settings};
-use agentlog::write::{EncodedSink, EventSink, Options, Target, WriteError, Writer};
+use crate::model::{Agent, Event};
+use crate::read::{Reader, Settings};
+use crate::write::{EncodedSink, EventSink, Options, Target, WriteError, Writer};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
-use agentlog::pipeline::{self as batch, Destination, Encoded, InputReport, InputSpec, Outcome, RunReport, Totals};
+use crate::pipeline::{self as batch, Destination, Encoded, InputReport, InputSpec, Outcome, RunReport, Totals};
 
 /// A convert run, resolved from the arguments.
 pub struct Plan {
@@ -38,7 +38,7 @@ pub struct Plan {
     /// Skip inputs unchanged since the last run into the output directory.
     pub incremental: bool,
     /// The sessions and events written.
-    pub filter: agentlog::stats::filter::Filter,
+    pub filter: crate::stats::filter::Filter,
 }
 
 /// Hands events to the writer and keeps the books: totals, diagnostics, progress, report.
@@ -123,7 +123,7 @@ impl Destination for ToSink<'_, '_> {
                         "… and {} more problems in {} (the first {} are kept)",
                         report.more_diagnostics,
                         outcome.name,
-                        agentlog::read::MAX_DIAGNOSTICS
+                        crate::read::MAX_DIAGNOSTICS
                     ));
                 }
                 let records: Vec<_> = report.diagnostics.iter().map(|d| d.to_record()).collect();
@@ -176,20 +176,31 @@ fn groups_to_redo(groups: Vec<batch::Group>, manifest: &super::incremental::Mani
     groups.into_iter().zip(redo).filter(|(_, r)| *r).map(|(g, _)| g).collect()
 }
 
+/// The settings of a run on `jobs` threads; without threads to spare, everything is read on
+/// the calling one.
+pub fn settings(
+    jobs: usize,
+    max_line_bytes: usize,
+    filter: crate::stats::filter::Filter,
+    redaction: Option<&super::redact::Redaction>,
+) -> Settings {
+    let settings = Settings::new(jobs, max_line_bytes)
+        .or_else(|_| Settings::new(1, max_line_bytes))
+        .unwrap_or_default()
+        .with_filter(filter);
+    match redaction {
+        Some(redaction) => settings.with_redactor(redaction.redactor.clone()),
+        None => settings,
+    }
+}
+
 /// Runs the conversion; problems with single inputs are reported and the run goes on.
 pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &Reporter) -> Exit {
     let started = Instant::now();
     // The run's threads: they tell the inputs' formats and parse the lines of large files; the
     // reading threads that map them in order are `batch::run`'s own. Without threads to spare,
     // everything is read on this one.
-    let settings = Settings::new(plan.jobs, plan.max_line_bytes)
-        .or_else(|_| Settings::new(1, plan.max_line_bytes))
-        .unwrap_or_default()
-        .with_filter(plan.filter.clone());
-    let settings = match &redaction {
-        Some(redaction) => settings.with_redactor(redaction.redactor.clone()),
-        None => settings,
-    };
+    let settings = settings(plan.jobs, plan.max_line_bytes, plan.filter.clone(), redaction.as_ref());
     let mut manifest = match (plan.incremental, super::incremental::directory(&plan.output)) {
         (true, Some(dir)) => Some(super::incremental::Manifest::load(dir)),
         _ => None,
@@ -200,7 +211,7 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
         if plan.reader.is_some_and(|given| given.name() != name) {
             return None;
         }
-        agentlog::read::reader(name)
+        crate::read::reader(name)
     };
     let (groups, errors) = batch::plan(&plan.inputs, plan.reader, &unchanged, &settings);
     let planned: usize = groups.iter().map(|g| g.items.len()).sum();
@@ -289,8 +300,11 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
             return Exit::Output;
         }
     }
-    if let (Some(path), Some(report)) = (&plan.report, report)
-        && let Err(e) = write_report(path, &report)
+    if let (Some(path), Some(mut report)) = (&plan.report, report)
+        && let Err(e) = {
+            report.totals = Some(totals.clone());
+            write_report(path, &report)
+        }
     {
         reporter.error(&CliError::output(&Some(path.clone()), e));
         return Exit::Output;
@@ -342,7 +356,7 @@ fn write_failed(e: WriteError, output: &Option<PathBuf>, reporter: &Reporter) ->
 
 /// Writes the report as pretty JSON with every object's keys in name order.
 fn write_report(path: &std::path::Path, report: &RunReport) -> io::Result<()> {
-    let mut file = agentlog::write::AtomicFile::create(path)?;
+    let mut file = crate::write::AtomicFile::create(path)?;
     serde_json::to_writer_pretty(&mut file, &serde_json::to_value(report)?)?;
     io::Write::write_all(&mut file, b"\n")?;
     file.commit()

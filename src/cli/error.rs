@@ -4,7 +4,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use agentlog::pipeline::InputError;
+use crate::pipeline::InputError;
 use miette::Diagnostic;
 
 /// An error that stops one input or the whole run.
@@ -26,7 +26,7 @@ pub enum CliError {
     /// A `--prices` file that cannot be used.
     #[error(transparent)]
     #[diagnostic(code(agentlog::input::prices))]
-    Prices(#[from] agentlog::cost::PriceError),
+    Prices(#[from] crate::cost::PriceError),
 
     /// An output format this build cannot write yet.
     #[error("writing {format} is not available in this version of agentlog")]

@@ -24,7 +24,7 @@ pub enum Exit {
 impl Exit {
     /// How a run that read inputs ended: the worst of a bug, an unreadable input and a
     /// reported line.
-    pub fn of(totals: &agentlog::pipeline::Totals) -> Exit {
+    pub fn of(totals: &crate::pipeline::Totals) -> Exit {
         if totals.internal > 0 {
             Exit::Internal
         } else if totals.failed > 0 {

@@ -1,8 +1,8 @@
 //! `--session`, `--since`, `--until`, `--tz`, `--agent`, `--project` and `--model`, resolved.
 
-use agentlog::model::Agent;
-use agentlog::stats::filter::Filter;
-use agentlog::stats::time::{End, Zone, bound};
+use crate::model::Agent;
+use crate::stats::filter::Filter;
+use crate::stats::time::{End, Zone, bound};
 
 use super::args::FilterArgs;
 use super::error::CliError;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use agentlog::pipeline::InputSpec;
+use crate::pipeline::InputSpec;
 
 /// A file's identity: device and inode.
 type Id = (u64, u64);

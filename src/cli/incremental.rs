@@ -9,10 +9,10 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use agentlog::model::SCHEMA_VERSION;
+use crate::model::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
 
-use agentlog::pipeline::InputSpec;
+use crate::pipeline::InputSpec;
 
 /// The manifest's file name inside the output directory.
 const FILE: &str = ".agentlog-manifest.json";
@@ -106,7 +106,7 @@ impl Manifest {
     /// # Errors
     /// When it cannot be written.
     pub fn save(&self, dir: &Path) -> io::Result<()> {
-        let mut file = agentlog::write::AtomicFile::create(&dir.join(FILE))?;
+        let mut file = crate::write::AtomicFile::create(&dir.join(FILE))?;
         serde_json::to_writer_pretty(&mut file, self)?;
         file.commit()
     }
@@ -120,7 +120,7 @@ fn stat(path: &Path) -> io::Result<(u64, u128)> {
 
 /// The output directory of an incremental run.
 pub fn directory(output: &Option<PathBuf>) -> Option<&Path> {
-    output.as_deref().filter(|p| agentlog::write::is_directory_target(p))
+    output.as_deref().filter(|p| crate::write::is_directory_target(p))
 }
 
 /// Bytes as lower-case hexadecimal.

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use agentlog::pipeline::{self, Item};
+use crate::pipeline::{self, Item};
 
 use super::report::human_size;
 use serde::Serialize;

@@ -4,6 +4,7 @@
 mod archive;
 mod args;
 mod convert;
+mod embed;
 mod error;
 mod exit;
 mod filter;
@@ -22,12 +23,13 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 
-use agentlog::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
-use agentlog::pipeline::{self, InputError, InputSpec};
-use agentlog::write::transcript::{ImagesShown, ReasoningShown};
-use agentlog::{read, write};
+use crate::model::{EVENT_SCHEMA, INTERCHANGE_SCHEMA};
+use crate::pipeline::{self, InputError, InputSpec};
+use crate::write::transcript::{ImagesShown, ReasoningShown};
+use crate::{read, write};
 
 pub use args::Args;
+pub use embed::{Problem, Reading, reading, run_keeping};
 pub use exit::Exit;
 
 use args::{Command, ConvertArgs, SchemaName};
@@ -36,17 +38,24 @@ use report::Reporter;
 
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> ExitCode {
-    let args = match Args::from_process() {
+    main_from(std::env::args_os()).into()
+}
+
+/// Parses a command line given as its words (the program's name first), runs the command and
+/// returns its exit code, as the `agentlog` binary does: the entry point of other programs that
+/// carry the command line, such as the Python package's `agentlog` command.
+pub fn main_from(arguments: impl IntoIterator<Item = std::ffi::OsString>) -> Exit {
+    let args = match Args::from_arguments(arguments) {
         Ok(args) => args,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { Exit::Usage.into() } else { Exit::Success.into() };
+            return if e.use_stderr() { Exit::Usage } else { Exit::Success };
         }
     };
     // On Ctrl-C or SIGTERM, no temporary file is left behind; 130 is the shell's code for an
     // interrupted command.
     let _ = ctrlc::set_handler(|| {
-        agentlog::write::remove_temporary_files();
+        crate::write::remove_temporary_files();
         std::process::exit(130);
     });
     std::panic::set_hook(Box::new(|info| {
@@ -55,25 +64,27 @@ pub fn main() -> ExitCode {
             "agentlog: internal error, this is a bug: {info}\nplease report it with the input that caused it"
         );
     }));
-    match std::panic::catch_unwind(|| run(args)) {
-        Ok(exit) => exit.into(),
-        Err(_) => Exit::Internal.into(),
-    }
+    std::panic::catch_unwind(|| run(args)).unwrap_or(Exit::Internal)
 }
 
 /// Runs a parsed command line.
 pub fn run(args: Args) -> Exit {
     let reporter = Reporter::new(args.quiet, args.color);
+    run_with(args, &reporter)
+}
+
+/// Runs a parsed command line, reporting through `reporter`.
+fn run_with(args: Args, reporter: &Reporter) -> Exit {
     match args.command {
-        Command::Convert(convert) => run_convert(convert, &reporter),
-        Command::Ls(ls) => run_ls(&ls, &reporter),
-        Command::Archive(args) => run_archive(&args, &reporter),
-        Command::Usage(args) => usage::run(args, &reporter),
-        Command::Tools(args) => tools::run(&args, &reporter),
-        Command::Validate(validate) => run_validate(&validate, &reporter),
+        Command::Convert(convert) => run_convert(convert, reporter),
+        Command::Ls(ls) => run_ls(&ls, reporter),
+        Command::Archive(args) => run_archive(&args, reporter),
+        Command::Usage(args) => usage::run(args, reporter),
+        Command::Tools(args) => tools::run(&args, reporter),
+        Command::Validate(validate) => run_validate(&validate, reporter),
         Command::Schema { which } => match which {
-            SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), &reporter),
-            SchemaName::Interchange => print(INTERCHANGE_SCHEMA.as_bytes(), &reporter),
+            SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), reporter),
+            SchemaName::Interchange => print(INTERCHANGE_SCHEMA.as_bytes(), reporter),
             #[cfg(feature = "arrow")]
             SchemaName::Arrow => {
                 if io::stdout().is_terminal() {
@@ -83,8 +94,8 @@ pub fn run(args: Args) -> Exit {
                     ));
                     return Exit::Usage;
                 }
-                match agentlog::write::arrow::line_schema_file() {
-                    Ok(file) => print(&file, &reporter),
+                match crate::write::arrow::line_schema_file() {
+                    Ok(file) => print(&file, reporter),
                     Err(e) => {
                         reporter.error(&CliError::output(&None, io::Error::other(e)));
                         Exit::Output
@@ -93,19 +104,19 @@ pub fn run(args: Args) -> Exit {
             }
             #[cfg(feature = "arrow")]
             SchemaName::Spark => {
-                let ddl = agentlog::write::arrow::spark_ddl(&agentlog::write::arrow::line_schema());
-                print(format!("{ddl}\n").as_bytes(), &reporter)
+                let ddl = crate::write::arrow::spark_ddl(&crate::write::arrow::line_schema());
+                print(format!("{ddl}\n").as_bytes(), reporter)
             }
         },
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Args::command(), "agentlog", &mut script);
-            print(&script, &reporter)
+            print(&script, reporter)
         }
         Command::Man => {
             let mut page = Vec::new();
             match clap_mangen::Man::new(Args::command()).render(&mut page) {
-                Ok(()) => print(&page, &reporter),
+                Ok(()) => print(&page, reporter),
                 Err(e) => {
                     reporter.error(&CliError::output(&None, e));
                     Exit::Output
@@ -134,7 +145,7 @@ fn print(bytes: &[u8], reporter: &Reporter) -> Exit {
 }
 
 fn run_validate(args: &args::ValidateArgs, reporter: &Reporter) -> Exit {
-    let validator = agentlog::validate::Validator::new();
+    let validator = crate::validate::Validator::new();
     let mut exit = Exit::Success;
     let mut report = Vec::new();
     for path in &args.files {
@@ -218,8 +229,7 @@ fn run_archive(args: &args::ArchiveArgs, reporter: &Reporter) -> Exit {
         reporter.error(&CliError::Usage { message: refusal.message(&args.dir) });
         return Exit::Usage;
     }
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
+    let jobs = jobs(args.jobs);
     let run = archive::Run { inputs, reader, jobs, max_line_bytes: args.max_line_bytes, reporter };
     let exit = archive::run(&args.dir, &run);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
@@ -276,7 +286,7 @@ fn run_id(inputs: &[InputSpec], shard: Option<(u32, u32)>) -> String {
     if let Some((k, n)) = shard {
         names.push(format!("shard {k}/{n}"));
     }
-    let id = agentlog::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
+    let id = crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, names.join("\n").as_bytes());
     id.simple().to_string()[..12].to_owned()
 }
 
@@ -349,6 +359,13 @@ fn check_outputs(args: &ConvertArgs, writer: &dyn write::Writer, inputs: &[Input
 
 /// The reader a `--from` value names; `None` for `auto`, which tells each input's format from
 /// its content.
+/// The reading threads for `--jobs`: one per core unless fewer are asked for; more reading
+/// threads than cores only contend for them.
+fn jobs(asked: Option<usize>) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    asked.unwrap_or(cores).clamp(1, cores)
+}
+
 fn reader_named(from: &str) -> Option<&'static dyn read::Reader> {
     match from {
         "auto" => None,
@@ -401,9 +418,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
         })
         .collect();
     let shard = args.shard.map(|s| (s.k, s.n));
-    // More reading threads than cores only contend for them.
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let jobs = args.jobs.unwrap_or(cores).clamp(1, cores);
+    let jobs = jobs(args.jobs);
     let transcript = transcript_options(&args);
     let options = write::Options {
         partition_by,

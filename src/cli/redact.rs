@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use agentlog::redact::{Kinds, Options, Redactor, Report};
-use agentlog::write::AtomicFile;
+use crate::redact::{Kinds, Options, Redactor, Report};
+use crate::write::AtomicFile;
 
 use super::error::CliError;
 use super::exit::Exit;
@@ -124,7 +124,7 @@ impl Redaction {
 /// The key in `path`.
 fn read_key(path: &Path) -> Result<Vec<u8>, CliError> {
     let key = std::fs::read(path).map_err(|source| {
-        CliError::Input(agentlog::pipeline::InputError::Unreadable { path: path.display().to_string(), source })
+        CliError::Input(crate::pipeline::InputError::Unreadable { path: path.display().to_string(), source })
     })?;
     if key.len() < MIN_KEY_BYTES {
         return Err(CliError::Usage {

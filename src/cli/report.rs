@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme};
 
-use agentlog::validate::{Finding, Validation};
+use crate::validate::{Finding, Validation};
 
 use super::args::Color;
 
@@ -17,6 +17,8 @@ pub struct Reporter {
     handler: GraphicalReportHandler,
     quiet: bool,
     progress: std::sync::Mutex<Option<indicatif::ProgressBar>>,
+    /// Errors kept for the caller instead of printed; `None` prints them.
+    kept: Option<std::sync::Mutex<Vec<super::Problem>>>,
 }
 
 impl Reporter {
@@ -28,7 +30,18 @@ impl Reporter {
             Color::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal(),
         };
         let theme = if coloured { GraphicalTheme::unicode() } else { GraphicalTheme::unicode_nocolor() };
-        Reporter { handler: GraphicalReportHandler::new_themed(theme), quiet, progress: Default::default() }
+        Reporter { handler: GraphicalReportHandler::new_themed(theme), quiet, progress: Default::default(), kept: None }
+    }
+
+    /// A reporter that prints nothing and keeps the errors for [`Reporter::take`]; a run's
+    /// diagnostics then reach the caller through its `--report`.
+    pub fn keeping() -> Self {
+        Reporter { kept: Some(Default::default()), ..Reporter::new(true, Color::Never) }
+    }
+
+    /// The errors kept so far.
+    pub fn take(&self) -> Vec<super::Problem> {
+        self.kept.as_ref().map(|kept| std::mem::take(&mut *kept.lock().expect("not poisoned"))).unwrap_or_default()
     }
 
     /// A progress bar for `total` input bytes, drawn only when stderr is a terminal and not quiet;
@@ -41,8 +54,11 @@ impl Reporter {
     }
 
     /// Prints an error; errors are printed even when quiet.
-    pub fn error(&self, diagnostic: &dyn Diagnostic) {
-        self.render(diagnostic);
+    pub fn error(&self, diagnostic: &(dyn Diagnostic + 'static)) {
+        match &self.kept {
+            Some(kept) => kept.lock().expect("not poisoned").push(super::Problem::of(diagnostic)),
+            None => self.render(diagnostic),
+        }
     }
 
     /// Prints any diagnostics of one file, at most [`MAX_PRINTED_PER_FILE`] of them.

@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::io;
 
-use agentlog::model::Event;
-use agentlog::pipeline::{self, Destination, Outcome, Totals};
-use agentlog::read::Settings;
-use agentlog::stats::Sums;
+use crate::model::Event;
+use crate::pipeline::{self, Destination, Outcome, Totals};
+use crate::read::Settings;
+use crate::stats::Sums;
 use indicatif::ProgressBar;
 
 use super::error::CliError;
@@ -73,7 +73,7 @@ pub fn sum<T: Sums>(
     let sizes: HashMap<String, u64> =
         groups.iter().flat_map(|g| &g.items).map(|i| (i.spec.name().to_owned(), i.size)).collect();
     let progress = reporter.progress_bar(sizes.values().sum());
-    let summed = agentlog::stats::fold(&groups, settings, || Summing {
+    let summed = crate::stats::fold(&groups, settings, || Summing {
         table: T::default(),
         add: &add,
         outcomes: Vec::new(),

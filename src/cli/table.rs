@@ -63,7 +63,7 @@ impl Table {
 }
 
 /// A count with thousands separated: `1,234,567`.
-pub use agentlog::write::transcript::thousands as count;
+pub use crate::write::transcript::thousands as count;
 
 /// Dollars to the cent: `$1,234.57`; `-` for no cost.
 pub fn dollars(cost: Option<f64>) -> String {

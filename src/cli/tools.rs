@@ -1,9 +1,9 @@
 //! `agentlog tools`: calls, failures and durations per tool, as a table, JSON or CSV.
 
-use agentlog::model::ToolFamily;
-use agentlog::read::{self, Settings};
-use agentlog::stats::tools::{ToolFigures, ToolsKey, ToolsQuery, ToolsTable};
-use agentlog::stats::usage::RowKey;
+use crate::model::ToolFamily;
+use crate::read::{self, Settings};
+use crate::stats::tools::{ToolFigures, ToolsKey, ToolsQuery, ToolsTable};
+use crate::stats::usage::RowKey;
 use serde::Serialize;
 
 use super::args::ToolsArgs;

@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use agentlog::cost::Prices;
-use agentlog::model::UsageTotals;
-use agentlog::read::{self, Settings};
-use agentlog::stats::usage::{UsageKey, UsageQuery, UsageTable};
+use crate::cost::Prices;
+use crate::model::UsageTotals;
+use crate::read::{self, Settings};
+use crate::stats::usage::{UsageKey, UsageQuery, UsageTable};
 use serde::Serialize;
 
 use super::args::UsageArgs;

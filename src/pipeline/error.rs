@@ -65,6 +65,17 @@ pub enum InputError {
 }
 
 impl InputError {
+    /// The input (or glob pattern) it is about, as given.
+    pub fn path(&self) -> &str {
+        match self {
+            InputError::NotFound { path }
+            | InputError::Unreadable { path, .. }
+            | InputError::UnknownFormat { path, .. }
+            | InputError::Internal { path, .. } => path,
+            InputError::BadGlob { pattern, .. } => pattern,
+        }
+    }
+
     /// The error for an input whose format none of [`crate::read::READERS`] recognises.
     pub fn unknown_format(path: &str) -> Self {
         let names: Vec<&str> = crate::read::READERS.iter().map(|r| r.name()).collect();

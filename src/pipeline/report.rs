@@ -49,6 +49,9 @@ impl Totals {
 pub struct RunReport {
     /// One entry per input.
     pub files: Vec<InputReport>,
+    /// The run's totals, once it ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
 }
 
 /// What became of one input.

@@ -26,6 +26,7 @@
 
 #[cfg(feature = "parquet")]
 mod background;
+mod batches;
 mod columns;
 mod ipc;
 mod lines;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 use crate::write::{EventSink, Options, Target, WriteError, Writer, sessions_beside, unsupported};
 
+pub use batches::{Batches, Table};
 pub use columns::{event_schema, plain, session_schema};
 pub use lines::{line_schema, line_schema_file, spark_ddl};
 
