@@ -6,7 +6,7 @@
 #        ONLY='usage' benches/run.sh           only the rows whose label matches the regex
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
-# agentlog to unified JSONL, Parquet, interchange, ATIF, OpenTelemetry, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
+# agentlog to unified JSONL, Parquet, the Python package's agentlog.read into a pyarrow table, interchange, ATIF, OpenTelemetry, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
 # same files; HTML transcripts of the Claude Code sessions, a file per session, and claude-code-log
 # doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
@@ -28,6 +28,14 @@ command -v claude-code-log >/dev/null || python3 -m pip install --quiet 'claude-
 CCUSAGE=target/bench/ccusage/node_modules/.bin/ccusage
 [ -x "$CCUSAGE" ] || npm install --silent --no-fund --no-audit --prefix target/bench/ccusage ccusage@20.0.24 >/dev/null
 mkdir -p target/bench/empty-home
+# The Python package's wheel, in an environment of its own.
+PYBENCH=target/bench/python
+if [ -z "${ONLY:-}" ] || [[ "Python agentlog.read" =~ $ONLY ]]; then
+  python3 -m pip install --quiet 'maturin>=1.9,<2'
+  rm -rf target/bench/wheels && maturin build --quiet --release -m python/Cargo.toml -o target/bench/wheels
+  [ -x "$PYBENCH/bin/python" ] || python3 -m venv "$PYBENCH"
+  "$PYBENCH/bin/python" -m pip install --quiet --force-reinstall target/bench/wheels/agentlog-*.whl
+fi
 SIZE=$(find "$CORPUS" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
 CLAUDE_SIZE=$(find "$CORPUS/claude" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s}')
 FILES=$(find "$CORPUS" -type f -name '*.jsonl' | wc -l)
@@ -97,6 +105,16 @@ c = duckdb.connect(); c.execute('SET threads=$t')
 c.execute(\"COPY (SELECT * FROM read_json_auto('$CORPUS/**/*.jsonl', maximum_object_size=16777216, ignore_errors=true)) TO '$OUT/duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)\")
 rows = c.execute(\"SELECT count(*) FROM '$OUT/duckdb.parquet'\").fetchone()[0]
 assert rows == $LINES, f'DuckDB wrote {rows} rows for $LINES lines'"
+done
+# The Python package, built with the same release profile, into a pyarrow table in memory.
+for t in 1 2; do
+  row "Python agentlog.read into a pyarrow table" $t "$SIZE" "$PYBENCH/bin/python" -c "
+import agentlog
+table = agentlog.read('$CORPUS', jobs=$t).read_all()
+assert table.num_rows > 0"
+  row "Python agentlog.read, batch by batch" $t "$SIZE" "$PYBENCH/bin/python" -c "
+import agentlog
+assert sum(batch.num_rows for batch in agentlog.read('$CORPUS', jobs=$t)) > 0"
 done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
 row "agentlog --to atif" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to atif -o "$OUT/trajectories.atif.jsonl"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -95,12 +97,17 @@ def test_an_output_that_cannot_be_written_raises(samples: Path, tmp_path: Path) 
         agentlog.convert(samples / "codex" / "envelope-user-and-assistant-text.jsonl", blocker / "out.jsonl")
 
 
-def test_the_package_installs_the_command(samples: Path, tmp_path: Path) -> None:
-    done = run_cli("--version")
+def test_the_package_installs_the_command(samples: Path) -> None:
+    script = Path(sys.executable).parent / "agentlog"
+    assert script.exists(), "the package installs an agentlog script beside the interpreter"
+    done = subprocess.run([str(script), "--version"], capture_output=True)
     assert done.returncode == 0 and done.stdout.startswith(b"agentlog ")
-    listed = run_cli("ls", "--json", str(samples / "codex"))
+    listed = subprocess.run([str(script), "ls", "--json", str(samples / "codex")], capture_output=True)
     assert listed.returncode == 0
     assert {json.loads(line)["agent"] for line in listed.stdout.splitlines()} == {"codex"}
+    # A usage error exits 2 with clap's message on stderr, as the binary does.
+    wrong = subprocess.run([str(script), "convert", "--to", "nope"], capture_output=True)
+    assert wrong.returncode == 2 and b"nope" in wrong.stderr
 
 
 def test_groups_are_units_that_read_apart_give_the_same_rows(shared_corpus: Path) -> None:
