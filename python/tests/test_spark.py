@@ -24,6 +24,8 @@ def spark():
             pytest.skip("no Java")
     from pyspark.sql import SparkSession
 
+    # The workers run this interpreter, which has the package, not the first python3 on PATH.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     session = (
         SparkSession.builder.master("local[2]")
         .appName("agentlog test")
