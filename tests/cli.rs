@@ -199,13 +199,20 @@ fn unknown_format_is_an_input_error_with_a_hint() {
 }
 
 #[test]
-fn a_pretty_printed_document_of_another_tool_is_not_taken_for_a_codex_rollout() {
+fn a_pretty_printed_document_is_told_by_its_first_key() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("session-1.json");
-    std::fs::write(&path, "{\n  \"sessionId\": \"s1\",\n  \"messages\": []\n}\n").unwrap();
+    // Another tool's document (Kiro CLI's) is not taken for any agent's.
+    let path = dir.path().join("conversation-1.json");
+    std::fs::write(&path, "{\n  \"conversation_id\": \"c1\",\n  \"history\": []\n}\n").unwrap();
     let out = cargo_bin_cmd!("agentlog").args(["convert"]).arg(&path).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot tell which agent wrote"));
+    // Gemini CLI's document before 0.39 opens with its session id.
+    let path = dir.path().join("session-1.json");
+    std::fs::write(&path, "{\n  \"sessionId\": \"s1\",\n  \"projectHash\": \"h\",\n  \"messages\": []\n}\n").unwrap();
+    let out = cargo_bin_cmd!("agentlog").args(["convert"]).arg(&path).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"agent\":\"gemini-cli\""));
     // The TypeScript CLI's rollout document is still told as Codex.
     let rollout = corpus("codex/e0-typescript-cli");
     let out = cargo_bin_cmd!("agentlog").args(["convert", &rollout]).output().unwrap();

@@ -1,4 +1,4 @@
-"""Coding-agent session logs (Claude Code, Codex CLI) as one event model, from Python.
+"""Coding-agent session logs (Claude Code, Codex CLI, Gemini CLI, Copilot CLI) as one event model, from Python.
 
 The functions here run agentlog's own Rust library in-process; every keyword means what the
 ``agentlog convert`` flag of the same name means (``from_`` is ``--from``)::
@@ -228,7 +228,7 @@ def read(paths: Paths = None, **options: Any) -> "pyarrow.RecordBatchReader":  #
     writes (one row per event; ``agentlog schema`` and the README list the columns), in the
     same order, with the same ids. ``paths``: files, directories (read recursively), glob
     patterns or ``"-"``; ``None`` reads the agents' default places (``~/.claude``,
-    ``~/.codex``, ``$CLAUDE_CONFIG_DIR``, ``$CODEX_HOME``).
+    ``~/.codex``, ``~/.gemini``, ``~/.copilot``, ``$CLAUDE_CONFIG_DIR``, ``$CODEX_HOME``).
 
     The batches come from Rust through the Arrow C stream interface without copying, read on
     ``jobs`` threads (one per core by default) without the interpreter's lock, at most a few

@@ -11,7 +11,7 @@ import pyarrow
 _Path = Union[str, os.PathLike[str]]
 Paths = Union[_Path, Sequence[_Path], None]
 Many = Union[str, Sequence[str], None]
-_From = Literal["auto", "claude", "codex", "unified", "interchange"]
+_From = Literal["auto", "claude", "codex", "gemini", "copilot", "unified", "interchange"]
 _To = Literal["unified", "jsonl", "parquet", "arrow", "interchange", "atif", "otel", "markdown", "html"]
 
 __version__: str

@@ -113,6 +113,12 @@ pub enum Agent {
     /// OpenAI's Codex CLI.
     #[serde(rename = "codex")]
     Codex,
+    /// Google's Gemini CLI.
+    #[serde(rename = "gemini-cli")]
+    GeminiCli,
+    /// GitHub Copilot CLI.
+    #[serde(rename = "copilot-cli")]
+    CopilotCli,
 }
 
 impl Agent {
@@ -121,12 +127,14 @@ impl Agent {
         match self {
             Agent::ClaudeCode => "claude-code",
             Agent::Codex => "codex",
+            Agent::GeminiCli => "gemini-cli",
+            Agent::CopilotCli => "copilot-cli",
         }
     }
 
     /// The agent of a name used in output; `None` for another name.
     pub fn from_name(name: &str) -> Option<Agent> {
-        [Agent::ClaudeCode, Agent::Codex].into_iter().find(|a| a.as_str() == name)
+        [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli, Agent::CopilotCli].into_iter().find(|a| a.as_str() == name)
     }
 }
 

@@ -8,7 +8,9 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 mod diagnostic;
+pub mod gemini;
 pub mod interchange;
 pub(crate) mod lenient;
 mod lines;
@@ -30,7 +32,8 @@ pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
 pub use side::FileKind;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
-pub const READERS: &[&dyn Reader] = &[&claude::Claude, &codex::Codex, &unified::Unified, &interchange::Interchange];
+pub const READERS: &[&dyn Reader] =
+    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &copilot::Copilot, &unified::Unified, &interchange::Interchange];
 
 /// Looks a reader up by the name users type (`claude`, `codex`).
 pub fn reader(name: &str) -> Option<&'static dyn Reader> {
@@ -114,6 +117,12 @@ pub trait Reader: Send + Sync {
         Peek::default()
     }
 
+    /// The family of a tool this reader's agent names `name`, so that tool use compares across
+    /// agents; [`ToolFamily::of`] knows the names of Claude Code and Codex.
+    fn tool_family(&self, name: &str) -> ToolFamily {
+        ToolFamily::of(name)
+    }
+
     /// Converts one input, passing each event to `out` in order.
     ///
     /// # Errors
@@ -138,6 +147,48 @@ pub struct Peek {
 /// Whether a file name ends like a JSON Lines file, plain or zstd-compressed.
 pub fn is_jsonl_name(file_name: &str) -> bool {
     file_name.ends_with(".jsonl") || file_name.ends_with(".jsonl.zst")
+}
+
+/// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
+pub(crate) fn is_pretty_document(head: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(&head[..head.len().min(256)]);
+    text.trim_start().lines().next().is_some_and(|first| first.trim() == "{")
+}
+
+/// Whether a file starts like a pretty-printed JSON document whose first key is `key`.
+pub(crate) fn document_opens_with(head: &Head<'_>, key: &str) -> bool {
+    if head.first_line.trim() != "{" {
+        return false;
+    }
+    let mut lines = head.text.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines.nth(1).is_some_and(|second| {
+        second.strip_prefix('"').and_then(|s| s.strip_prefix(key)).is_some_and(|s| s.starts_with('"'))
+    })
+}
+
+/// Reads a whole JSON document of a format rewritten whole on every change (so small): `map`
+/// turns its text into events and says whether it was a valid document. `None` when it was
+/// not, or is not UTF-8; the caller then reads its lines one by one, each with its own verdict.
+///
+/// # Errors
+/// When `out` fails.
+pub(crate) fn read_document(
+    agent: Agent,
+    name: &str,
+    text: &[u8],
+    out: &mut dyn FnMut(Event) -> io::Result<()>,
+    map: impl FnOnce(&str, &mut Emitter<'_>) -> io::Result<bool>,
+) -> io::Result<Option<ReadReport>> {
+    let Ok(text) = std::str::from_utf8(text) else { return Ok(None) };
+    crate::model::take_repairs();
+    let mut emitter = Emitter::new(agent, name, out);
+    if !map(text, &mut emitter)? {
+        return Ok(None);
+    }
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    let mut report = ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() };
+    report.note_repairs_in_document(name, text);
+    Ok(Some(report))
 }
 
 /// The string at `key` of a JSON object, if it is one.
@@ -374,13 +425,17 @@ impl<'a> Emitter<'a> {
 /// `failed` by [`crate::model::failed`]. With `again` false, only where the event lacks them
 /// (agentlog's own output of an earlier version, read back).
 fn derive_tool_fields(event: &mut Event, again: bool) {
+    let family = |name: &str| match READERS.iter().find(|r| r.agent() == Some(event.agent)) {
+        Some(reader) => reader.tool_family(name),
+        None => ToolFamily::of(name),
+    };
     match &mut event.payload {
         Payload::ToolCall(call) if again || call.tool_kind.is_none() => {
-            call.tool_kind = Some(ToolFamily::of(&call.name));
+            call.tool_kind = Some(family(&call.name));
         }
         Payload::ToolOutput(output) => {
             if again || output.tool_kind.is_none() {
-                output.tool_kind = output.name.as_deref().map(ToolFamily::of);
+                output.tool_kind = output.name.as_deref().map(family);
             }
             if again || output.failed.is_none() {
                 output.failed = crate::model::failed(event.agent, output.is_error, output.exit_code);

@@ -193,8 +193,11 @@ pub(crate) fn lines_with(path: &Path, needle: &str, mut each: impl FnMut(&str)) 
 
 /// Parses lines that each hold one small JSON object (prompt histories, thread names), keeping
 /// the line's number and offset.
-#[derive(Clone)]
-pub(crate) struct ObjectLines;
+#[derive(Clone, Copy)]
+pub(crate) struct ObjectLines {
+    /// Whether the lines may hold token usage: false for side files, which hold none.
+    pub usage: bool,
+}
 
 impl super::LineParser for ObjectLines {
     type Parsed = (super::Line<'static>, serde_json::Map<String, serde_json::Value>);
@@ -204,9 +207,8 @@ impl super::LineParser for ObjectLines {
         Ok((super::Line { number: line.number, offset: line.offset, text: "" }, record))
     }
 
-    /// No side file holds usage.
     fn may_matter_to_usage(&self, _line: &[u8]) -> bool {
-        false
+        self.usage
     }
 }
 

@@ -28,7 +28,8 @@ pub fn shared_corpus() -> Option<PathBuf> {
 }
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
-/// match; that reader must be the one its folder names (`claude/`, `codex/`).
+/// match; that reader must be the one its folder names (`claude/`, `codex/`, `gemini/`,
+/// `copilot/`).
 pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
@@ -37,18 +38,39 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     let mut files = Vec::new();
     for item in groups.iter().flat_map(|g| &g.items) {
         let path = PathBuf::from(item.spec.name());
-        let folder = if path.components().any(|c| c.as_os_str() == "claude") { "claude" } else { "codex" };
+        let folder = ["claude", "codex", "gemini", "copilot"]
+            .into_iter()
+            .find(|folder| path.components().any(|c| c.as_os_str() == *folder))
+            .unwrap_or("codex");
         assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
         files.push((path, item.reader));
     }
     files
 }
 
-/// Every file of the own corpus and, when present, the shared one.
+/// The real Gemini CLI and Copilot CLI samples beside the project (`../shared/other-agents`),
+/// if present; as [`shared_corpus`], a failure under `CI` when absent.
+pub fn other_agents() -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/other-agents");
+    if path.is_dir() {
+        Some(path)
+    } else {
+        assert!(std::env::var_os("CI").is_none(), "CI must have the other agents' samples at {}", path.display());
+        eprintln!("notice: {} is absent; skipping the part of this test that reads it", path.display());
+        None
+    }
+}
+
+/// Every file of the own corpus and, when present, the shared one and the other agents'
+/// samples.
 pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     let mut files = session_files(&own_corpus());
     if let Some(shared) = shared_corpus() {
         files.extend(session_files(&shared));
+    }
+    if let Some(other) = other_agents() {
+        files.extend(session_files(&other.join("gemini")));
+        files.extend(session_files(&other.join("copilot")));
     }
     files
 }

@@ -117,7 +117,15 @@ pub fn read(
 ) -> io::Result<ReadReport> {
     if kind == FileKind::PromptHistory {
         let mut mapper = History::new(name);
-        return read_lines(Agent::ClaudeCode, name, bytes, settings, &side::ObjectLines, &mut mapper, out);
+        return read_lines(
+            Agent::ClaudeCode,
+            name,
+            bytes,
+            settings,
+            &side::ObjectLines { usage: false },
+            &mut mapper,
+            out,
+        );
     }
     let document = match Document::read(bytes)? {
         Ok(document) => document,

@@ -17,13 +17,10 @@ mod tokens;
 use std::io::{self, BufRead, Read};
 
 use crate::model::{Agent, Event};
-use crate::read::{Emitter, FileKind, Head, Input, Peek, ReadReport, Reader, is_jsonl_name, read_lines, string_at};
-
-/// Whether a file starts like a pretty-printed JSON document: a lone `{` on its first line.
-fn is_document(head: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(&head[..head.len().min(256)]);
-    text.trim_start().lines().next().is_some_and(|first| first.trim() == "{")
-}
+use crate::read::{
+    FileKind, Head, Input, Peek, ReadReport, Reader, document_opens_with, is_jsonl_name, is_pretty_document,
+    read_document, read_lines, string_at,
+};
 
 /// The Codex CLI reader.
 pub struct Codex;
@@ -45,8 +42,7 @@ impl Reader for Codex {
         // A pretty-printed `{session, items}` document (the TypeScript CLI) opens with a lone
         // brace, and `session` is its first key.
         if head.first_line.trim() == "{" {
-            let mut lines = head.text.lines().map(str::trim).filter(|l| !l.is_empty());
-            return lines.nth(1).is_some_and(|second| second.starts_with("\"session\""));
+            return document_opens_with(head, "session");
         }
         head.records.iter().any(|record| {
             let has = |k: &str| record.get(k).is_some();
@@ -100,23 +96,17 @@ impl Reader for Codex {
             return side::read(kind, name, bytes, settings, out);
         }
         let mut mapper = map::Mapper::new(name);
-        if !is_document(bytes.fill_buf()?) {
+        if !is_pretty_document(bytes.fill_buf()?) {
             return read_lines(Agent::Codex, name, bytes, settings, &parse::Parser, &mut mapper, out);
         }
-        // A TypeScript-era rollout: one pretty-printed document, rewritten whole on every
-        // change, so small; it is read at once.
+        // A TypeScript-era rollout: one pretty-printed document, read at once.
         let mut text = Vec::new();
         bytes.read_to_end(&mut text)?;
-        if let Ok(text) = std::str::from_utf8(&text) {
-            let mut emitter = Emitter::new(Agent::Codex, name, out);
-            crate::model::take_repairs();
-            if mapper.document(text, &mut emitter)?.is_some() {
-                let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
-                let mut report =
-                    ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() };
-                report.note_repairs_in_document(name, text);
-                return Ok(report);
-            }
+        let read = read_document(Agent::Codex, name, &text, out, |text, emitter| {
+            Ok(mapper.document(text, emitter)?.is_some())
+        })?;
+        if let Some(report) = read {
+            return Ok(report);
         }
         // Not a valid document after all: every line gets its own verdict.
         let mut mapper = map::Mapper::new(name);

@@ -65,7 +65,7 @@ pub fn read(
 ) -> io::Result<ReadReport> {
     let home = Path::new(name).parent().map(Path::to_path_buf).unwrap_or_default();
     let mut mapper = Mapper { kind, rollouts: Rollouts { home, by_thread: None }, prompts: PromptCache::default() };
-    read_lines(Agent::Codex, name, bytes, settings, &side::ObjectLines, &mut mapper, out)
+    read_lines(Agent::Codex, name, bytes, settings, &side::ObjectLines { usage: false }, &mut mapper, out)
 }
 
 struct Mapper {

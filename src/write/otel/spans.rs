@@ -75,6 +75,10 @@ fn provider(agent: Agent) -> &'static str {
     match agent {
         Agent::ClaudeCode => "anthropic",
         Agent::Codex => "openai",
+        Agent::GeminiCli => "gcp.gemini",
+        // Copilot serves several providers' models through GitHub; the convention has no name
+        // for it, and a custom value is allowed.
+        Agent::CopilotCli => "github_copilot",
     }
 }
 

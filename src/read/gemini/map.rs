@@ -1,0 +1,454 @@
+//! Gemini CLI records → agentlog events.
+//!
+//! The records of a file are gathered first and mapped at its end, because a later record may
+//! replace a message, rewrite them all, or rewind them (see the module above). Entries keep the
+//! order in which their message first appeared; a message's events come from its last version
+//! and sit at that version's line, and the lines of the versions it replaced are listed in its
+//! first event's `extra.merged_lines`. A session is held in memory until its file ends.
+//!
+//! **Usage.** A `gemini` message's `tokens {input, output, cached, thoughts, tool, total}` comes
+//! from the API's usage metadata, where `input` (the prompt) includes `cached`, `thoughts` are
+//! output tokens spent on thinking beside `output`, and `tool` (the prompt of tool-use results)
+//! is input beside `input`: `total = input + output + thoughts + tool`. In agentlog's
+//! non-overlapping counts: fresh input `input - cached + tool`, cache reads `cached`, output
+//! `output + thoughts` with `thoughts` as its reasoning part, total `total`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+use sha2::Digest;
+
+use crate::model::{
+    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, ToolCall, ToolOutput, Usage,
+};
+use crate::read::{Emitter, Line, LineMapper, file_stem, parse_time};
+
+/// A parsed line: where it is, and its record.
+pub type Parsed = (Line<'static>, Map<String, Value>);
+
+/// Where a record was read.
+#[derive(Clone, Copy)]
+struct At {
+    line: u64,
+    offset: u64,
+}
+
+/// What a file's records add up to, in the order things first appeared.
+enum Entry {
+    /// A message: its last version, and the lines of the versions it replaced.
+    Message { record: Map<String, Value>, at: At, merged: Vec<u64>, rolled_back: bool },
+    /// A record that is not a message (metadata, a patch, a rewind).
+    Meta { meta_type: MetaType, data: Value, at: At, record_type: &'static str, time: Option<String> },
+}
+
+/// Maps the records of one session file.
+pub struct Mapper {
+    path: String,
+    session_id: String,
+    parent_session_id: Option<String>,
+    project_hash: Option<String>,
+    entries: Vec<Entry>,
+    /// Entries of the messages in force, by message id.
+    live: HashMap<String, usize>,
+}
+
+impl Mapper {
+    /// A mapper for the file named `name`; a file in a folder of `chats` other than `chats`
+    /// itself is a subagent's, and the folder names its parent session.
+    pub fn new(name: &str) -> Self {
+        let dir = Path::new(name).parent().and_then(Path::file_name).map(|d| d.to_string_lossy().into_owned());
+        let parent_session_id =
+            dir.filter(|d| d != "chats" && Path::new(name).ancestors().any(|a| a.ends_with("chats")));
+        Mapper {
+            path: name.to_owned(),
+            session_id: file_stem(name).to_owned(),
+            parent_session_id,
+            project_hash: None,
+            entries: Vec::new(),
+            live: HashMap::new(),
+        }
+    }
+
+    /// Takes a whole document of the versions before 0.39; `text` locates each message's line.
+    pub fn document(&mut self, mut document: Map<String, Value>, text: &str) {
+        let messages = document.remove("messages");
+        self.metadata(&document, At { line: 1, offset: 0 });
+        for message in messages.as_ref().and_then(Value::as_array).into_iter().flatten() {
+            let Some(record) = message.as_object() else { continue };
+            let at = text_id(record)
+                .and_then(|id| text.find(&format!("\"{id}\"")))
+                .map(|i| At {
+                    line: text[..i].matches('\n').count() as u64 + 1,
+                    offset: text[..i].rfind('\n').map_or(0, |n| n as u64 + 1),
+                })
+                .unwrap_or(At { line: 1, offset: 0 });
+            self.message(record.clone(), at);
+        }
+    }
+
+    fn metadata(&mut self, record: &Map<String, Value>, at: At) {
+        if let Some(id) = record.get("sessionId").and_then(Value::as_str) {
+            self.session_id = id.to_owned();
+        }
+        if let Some(hash) = record.get("projectHash").and_then(Value::as_str) {
+            self.project_hash = Some(hash.to_owned());
+        }
+        let time = record.get("startTime").and_then(Value::as_str).map(str::to_owned);
+        let mut data = record.clone();
+        data.remove("messages");
+        self.entries.push(Entry::Meta {
+            meta_type: MetaType::SessionStart,
+            data: Value::Object(data),
+            at,
+            record_type: "metadata",
+            time,
+        });
+    }
+
+    /// A message record: a new message, or the new version of one in force.
+    fn message(&mut self, record: Map<String, Value>, at: At) {
+        let id = text_id(&record).unwrap_or_default().to_owned();
+        if let Some(&i) = self.live.get(&id)
+            && let Entry::Message { record: old, at: old_at, merged, .. } = &mut self.entries[i]
+        {
+            merged.push(old_at.line);
+            *old = record;
+            *old_at = at;
+            return;
+        }
+        self.live.insert(id, self.entries.len());
+        self.entries.push(Entry::Message { record, at, merged: Vec::new(), rolled_back: false });
+    }
+
+    /// Drops the messages in force from entry `from` on: they are kept, flagged rolled back.
+    fn roll_back(&mut self, from: usize) {
+        let dropped: Vec<String> = self.live.iter().filter(|(_, i)| **i >= from).map(|(id, _)| id.clone()).collect();
+        for id in dropped {
+            if let Some(i) = self.live.remove(&id)
+                && let Entry::Message { rolled_back, .. } = &mut self.entries[i]
+            {
+                *rolled_back = true;
+            }
+        }
+    }
+
+    /// The session's working directory, from `projects.json` of the Gemini home the file is in.
+    fn cwd(&self) -> Option<String> {
+        let path = Path::new(&self.path);
+        let tmp = path.ancestors().find(|a| a.file_name().is_some_and(|n| n == "tmp"))?;
+        let project = path.strip_prefix(tmp).ok()?.components().next()?.as_os_str().to_string_lossy().into_owned();
+        let registry: PathBuf = tmp.parent()?.join("projects.json");
+        let registry: Value = serde_json::from_slice(&std::fs::read(registry).ok()?).ok()?;
+        let hashes = [Some(project.as_str()), self.project_hash.as_deref()];
+        registry.get("projects")?.as_object()?.iter().find_map(|(root, short)| {
+            let hash: String = sha2::Sha256::digest(root.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+            let matches = short.as_str() == Some(project.as_str()) || hashes.contains(&Some(hash.as_str()));
+            matches.then(|| root.clone())
+        })
+    }
+}
+
+impl LineMapper<Parsed> for Mapper {
+    fn map(&mut self, parsed: Parsed, _out: &mut Emitter<'_>) -> std::io::Result<()> {
+        let (Line { number: line, offset, .. }, mut record) = parsed;
+        let at = At { line, offset };
+        if let Some(id) = record.get("$rewindTo").and_then(Value::as_str).map(str::to_owned) {
+            let from = self.live.get(&id).copied().unwrap_or(0);
+            self.roll_back(from);
+            let data = Value::Object(record);
+            self.entries.push(Entry::Meta {
+                meta_type: MetaType::Rollback,
+                data,
+                at,
+                record_type: "$rewindTo",
+                time: None,
+            });
+        } else if let Some(Value::Object(mut set)) = record.remove("$set") {
+            let checkpoint = match set.remove("messages") {
+                Some(Value::Array(messages)) => {
+                    set.insert("messages".into(), Value::from(messages.len()));
+                    Some(messages)
+                }
+                _ => None,
+            };
+            if let Some(summary) = set.remove("summary").as_ref().and_then(Value::as_str) {
+                let data = serde_json::json!({ "title": summary, "source": "summary" });
+                self.entries.push(Entry::Meta {
+                    meta_type: MetaType::Title,
+                    data,
+                    at,
+                    record_type: "$set",
+                    time: None,
+                });
+            }
+            if !set.is_empty() {
+                let time = set.get("lastUpdated").and_then(Value::as_str).map(str::to_owned);
+                let data = Value::Object(set);
+                self.entries.push(Entry::Meta { meta_type: MetaType::System, data, at, record_type: "$set", time });
+            }
+            if let Some(messages) = checkpoint {
+                // A checkpoint: these messages, in this order, are the conversation now.
+                let kept: std::collections::HashSet<&str> =
+                    messages.iter().filter_map(|m| m.get("id")?.as_str()).collect();
+                let dropped: Vec<usize> =
+                    self.live.iter().filter(|(id, _)| !kept.contains(id.as_str())).map(|(_, i)| *i).collect();
+                for i in dropped {
+                    if let Entry::Message { record, .. } = &self.entries[i] {
+                        let id = text_id(record).unwrap_or_default().to_owned();
+                        self.live.remove(&id);
+                    }
+                    if let Entry::Message { rolled_back, .. } = &mut self.entries[i] {
+                        *rolled_back = true;
+                    }
+                }
+                for message in messages {
+                    if let Value::Object(message) = message {
+                        self.message(message, at);
+                    }
+                }
+            }
+        } else if record.get("type").is_some() && record.get("id").is_some() {
+            self.message(record, at);
+        } else if record.get("sessionId").is_some() {
+            let messages = record.remove("messages");
+            self.metadata(&record, at);
+            for message in
+                messages.and_then(|m| if let Value::Array(m) = m { Some(m) } else { None }).into_iter().flatten()
+            {
+                if let Value::Object(message) = message {
+                    self.message(message, at);
+                }
+            }
+        } else {
+            let data = Value::Object(record);
+            self.entries.push(Entry::Meta {
+                meta_type: MetaType::Unknown,
+                data,
+                at,
+                record_type: "unknown",
+                time: None,
+            });
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        let context = Context { cwd: self.cwd(), ..Context::default() };
+        let mut slots: HashMap<u64, u32> = HashMap::new();
+        let entries = std::mem::take(&mut self.entries);
+        let mut session = Session { mapper: self, context, slots: &mut slots };
+        for entry in entries {
+            match entry {
+                Entry::Meta { meta_type, data, at, record_type, time } => {
+                    let mut event = session.event(at, record_type, meta(meta_type, &data));
+                    event.timestamp = time.as_deref().and_then(parse_time);
+                    session.emit(out, event)?;
+                }
+                Entry::Message { record, at, merged, rolled_back } => {
+                    let mut events = session.message(&record, at);
+                    if let Some(first) = events.first_mut()
+                        && !merged.is_empty()
+                    {
+                        let kind = record.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                        let lines: Vec<Value> = merged
+                            .iter()
+                            .map(|line| serde_json::json!({ "line": line, "record_type": kind }))
+                            .collect();
+                        let mut extra = match first.extra.as_ref().map(Json::to_value) {
+                            Some(Value::Object(extra)) => extra,
+                            _ => Map::new(),
+                        };
+                        extra.insert("merged_lines".into(), Value::Array(lines));
+                        first.extra = Some(Json::from_value_of_raw(&extra));
+                    }
+                    for mut event in events {
+                        event.rolled_back = rolled_back;
+                        session.emit(out, event)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Mapping the entries of one session at the end of its file.
+struct Session<'a> {
+    mapper: &'a Mapper,
+    context: Context,
+    /// The next slot of each line, since one line (a document, a checkpoint) may hold many
+    /// messages.
+    slots: &'a mut HashMap<u64, u32>,
+}
+
+impl Session<'_> {
+    fn event(&self, at: At, record_type: &str, payload: Payload) -> Event {
+        let mut event = Event::new(self.mapper.session_id.clone(), payload);
+        event.parent_session_id.clone_from(&self.mapper.parent_session_id);
+        event.context = self.context.clone();
+        event.source.line = at.line;
+        event.source.byte_offset = at.offset;
+        event.source.record_type = Some(record_type.to_owned());
+        event
+    }
+
+    fn emit(&mut self, out: &mut Emitter<'_>, event: Event) -> std::io::Result<()> {
+        let slot = self.slots.entry(event.source.line).or_default();
+        let this = *slot;
+        *slot += 1;
+        out.emit(event, this)
+    }
+
+    /// The events of one message, in order.
+    fn message(&self, record: &Map<String, Value>, at: At) -> Vec<Event> {
+        let kind = record.get("type").and_then(Value::as_str).unwrap_or("unknown");
+        let time = record.get("timestamp").and_then(Value::as_str).and_then(parse_time);
+        let model = record.get("model").and_then(Value::as_str).map(str::to_owned);
+        let new = |payload: Payload| {
+            let mut event = self.event(at, kind, payload);
+            event.timestamp = time;
+            event.record_id = text_id(record).map(str::to_owned);
+            event.context.model.clone_from(&model);
+            event
+        };
+        let mut events = Vec::new();
+        match kind {
+            "user" => {
+                let mut event = new(message(Role::User, &content_text(record.get("content"))));
+                if let Some(shown) = record.get("displayContent") {
+                    event.extra = Some(Json::from_value_of_raw(&serde_json::json!({ "display_content": shown })));
+                }
+                events.push(event);
+            }
+            "gemini" => {
+                for thought in record.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
+                    let part = |key| thought.get(key).and_then(Value::as_str).unwrap_or_default();
+                    let text = [part("subject"), part("description")]
+                        .into_iter()
+                        .filter(|t| !t.is_empty())
+                        .collect::<Vec<_>>();
+                    let reasoning = Reasoning {
+                        text: text.join("\n\n"),
+                        raw_text: None,
+                        encrypted: false,
+                        omitted: false,
+                        signature: None,
+                    };
+                    let mut event = new(Payload::Reasoning(reasoning));
+                    event.timestamp = thought.get("timestamp").and_then(Value::as_str).and_then(parse_time).or(time);
+                    events.push(event);
+                }
+                let text = content_text(record.get("content"));
+                if !text.trim().is_empty() {
+                    events.push(new(message(Role::Assistant, &text)));
+                }
+                for call in record.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                    events.extend(tool(call, &new));
+                }
+                if let Some(tokens) = record.get("tokens").filter(|t| t.is_object()) {
+                    let usage = usage(tokens, model.clone());
+                    events.push(new(Payload::Meta(Meta {
+                        meta_type: MetaType::Usage,
+                        data: None,
+                        usage: Some(usage),
+                    })));
+                }
+            }
+            "info" | "warning" | "error" => events.push(new(meta(MetaType::System, &Value::Object(record.clone())))),
+            _ => events.push(new(meta(MetaType::Unknown, &Value::Object(record.clone())))),
+        }
+        events
+    }
+}
+
+/// A tool call and, once it ran, its output.
+fn tool(call: &Value, new: &dyn Fn(Payload) -> Event) -> Vec<Event> {
+    let call_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
+    let name = call.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
+    let time = call.get("timestamp").and_then(Value::as_str).and_then(parse_time);
+    let args = call.get("args");
+    let mut events = vec![new(Payload::ToolCall(ToolCall {
+        call_id: call_id.clone(),
+        name: name.clone(),
+        tool_kind: None,
+        input: args.filter(|a| a.is_object()).map(Json::from_value_of_raw),
+        input_text: args.and_then(Value::as_str).map(str::to_owned),
+    }))];
+    let status = call.get("status").and_then(Value::as_str);
+    let result = call.get("result").filter(|r| !r.is_null());
+    if result.is_some() || matches!(status, Some("success" | "error" | "cancelled")) {
+        let responses: Vec<&Value> = result
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|part| part.get("functionResponse")?.get("response"))
+            .collect();
+        let text: Vec<String> = responses
+            .iter()
+            .map(|r| match r.get("output").or_else(|| r.get("error")) {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => r.to_string(),
+            })
+            .collect();
+        let mut output = new(Payload::ToolOutput(ToolOutput {
+            call_id,
+            name: Some(name),
+            tool_kind: None,
+            text: text.join("\n"),
+            parts: Vec::new(),
+            is_error: status.map(|s| s != "success"),
+            exit_code: None,
+            failed: None,
+            duration_ms: None,
+            result: result.map(Json::from_value_of_raw),
+        }));
+        output.timestamp = time.or(output.timestamp);
+        if let Some(status) = status {
+            output.extra = Some(Json::from_value(&serde_json::json!({ "status": status })));
+        }
+        events.push(output);
+    }
+    events
+}
+
+/// Agentlog's counts of a message's `tokens` (see the module above).
+fn usage(tokens: &Value, model: Option<String>) -> Usage {
+    let count = |key: &str| tokens.get(key).and_then(Value::as_u64);
+    let (input, cached, tool, thoughts) = (count("input"), count("cached"), count("tool"), count("thoughts"));
+    let fresh = input.map(|i| i.saturating_sub(cached.unwrap_or(0)).saturating_add(tool.unwrap_or(0)));
+    let output = count("output").map(|o| o.saturating_add(thoughts.unwrap_or(0)));
+    Usage {
+        input_tokens: fresh,
+        cache_read_tokens: cached,
+        output_tokens: output,
+        reasoning_tokens: thoughts,
+        total_tokens: count("total"),
+        model,
+        ..Usage::default()
+    }
+}
+
+/// The text of a `PartListUnion`: a string, a part, or a list of parts.
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join(""),
+        Some(Value::Object(part)) => part.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        _ => String::new(),
+    }
+}
+
+fn text_id(record: &Map<String, Value>) -> Option<&str> {
+    record.get("id").and_then(Value::as_str)
+}
+
+fn meta(meta_type: MetaType, data: &Value) -> Payload {
+    Payload::Meta(Meta { meta_type, data: Some(Json::from_value_of_raw(data)), usage: None })
+}
+
+fn message(role: Role, text: &str) -> Payload {
+    let parts = if text.is_empty() { Vec::new() } else { vec![Part::Text { text: text.to_owned() }] };
+    Payload::Message(Message { role, text: text.to_owned(), parts, phase: None, prompt_history: None })
+}
