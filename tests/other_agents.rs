@@ -269,3 +269,20 @@ fn copilot_links_subagents_and_adds_shutdown_totals_once() {
     let (events, _) = common::read_file(&Copilot, &path, "events.jsonl");
     assert!(events.iter().any(|e| meta_type(e) == Some(MetaType::Unknown)));
 }
+
+#[test]
+fn tools_and_transcripts_use_the_family_each_agent_gives_its_tools() {
+    let root = common::own_corpus().join("copilot/session-state");
+    let out = cargo_bin_cmd!("agentlog").args(["tools", "--json", "--by", "tool"]).arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr)); // the cut-off line
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let family = |tool: &str| {
+        table["rows"].as_array().unwrap().iter().find(|r| r["tool"] == tool).map(|r| r["family"].clone()).unwrap()
+    };
+    // Copilot's `bash`, `view` and `grep`, which Claude Code and Codex do not name so.
+    assert_eq!((family("bash"), family("view"), family("grep")), ("shell".into(), "read".into(), "search".into()));
+    assert_eq!(table["by"], serde_json::json!(["tool"]));
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "-q", "--to", "markdown"]).arg(&root).output().unwrap();
+    let markdown = String::from_utf8(out.stdout).unwrap();
+    assert!(markdown.contains("cargo test"), "the shell call's command is shown");
+}

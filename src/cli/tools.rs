@@ -1,6 +1,5 @@
 //! `agentlog tools`: calls, failures and durations per tool, as a table, JSON or CSV.
 
-use crate::model::ToolFamily;
 use crate::read::{self, Settings};
 use crate::stats::tools::{ToolFigures, ToolsKey, ToolsQuery, ToolsTable};
 use crate::stats::usage::RowKey;
@@ -17,7 +16,15 @@ pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
         return Exit::Usage;
     };
     let by = args.by.iter().map(|name| ToolsKey::from_name(name).expect("clap only accepts known keys"));
-    let by = if args.by.is_empty() { vec![ToolsKey::Tool] } else { by.collect() };
+    let asked: Vec<ToolsKey> = if args.by.is_empty() { vec![ToolsKey::Tool] } else { by.collect() };
+    // Rows by tool also show its family, which the agent that named the tool decides: summed as
+    // a key of its own, so that a name two agents give different families has a row for each.
+    let mut by = asked.clone();
+    if !by.contains(&ToolsKey::Family)
+        && let Some(i) = by.iter().position(|k| *k == ToolsKey::Tool)
+    {
+        by.insert(i + 1, ToolsKey::Family);
+    }
     let query = ToolsQuery { by, zone, filter };
     // Error messages are content: redaction that cannot run stops the run before any is shown.
     let redaction = match args.redact.resolve_or_report(reporter) {
@@ -47,7 +54,7 @@ pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
     let all = table.totals().figures();
     let text = if args.json {
         let document = serde_json::json!({
-            "by": query.by.iter().map(|k| k.name()).collect::<Vec<_>>(),
+            "by": asked.iter().map(|k| k.name()).collect::<Vec<_>>(),
             "rows": rows,
             "totals": all,
         });
@@ -60,17 +67,9 @@ pub fn run(args: &ToolsArgs, reporter: &Reporter) -> Exit {
     super::print(text.as_bytes(), reporter).max(Exit::of(&totals))
 }
 
-/// A row's keys as named columns; with `tool` but not `family` among the keys, the tool's
-/// family too.
+/// A row's keys as named columns.
 fn keys(query: &ToolsQuery, key: &RowKey) -> Vec<(&'static str, Option<String>)> {
-    let mut keys: Vec<(&str, Option<String>)> = query.by.iter().map(|k| k.name()).zip(key.iter().cloned()).collect();
-    if !query.by.contains(&ToolsKey::Family)
-        && let Some(i) = query.by.iter().position(|k| *k == ToolsKey::Tool)
-    {
-        let family = key[i].as_deref().map(|name| ToolFamily::of(name).as_str().to_owned());
-        keys.insert(i + 1, ("family", family));
-    }
-    keys
+    query.by.iter().map(|k| k.name()).zip(key.iter().cloned()).collect()
 }
 
 /// One row as written out: its keys, then its figures.

@@ -72,7 +72,15 @@ impl ToolsKey {
     fn of(self, event: &Event, name: Option<&str>, zone: Zone) -> Option<String> {
         match self {
             ToolsKey::Tool => name.map(str::to_owned),
-            ToolsKey::Family => name.map(|n| ToolFamily::of(n).as_str().to_owned()),
+            ToolsKey::Family => {
+                // The family the agent's reader gave the tool; by its name for events without one.
+                let kind = match &event.payload {
+                    Payload::ToolCall(call) => call.tool_kind,
+                    Payload::ToolOutput(output) => output.tool_kind,
+                    _ => None,
+                };
+                kind.or_else(|| name.map(ToolFamily::of)).map(|k| k.as_str().to_owned())
+            }
             ToolsKey::Session => Some(root_session(event).to_owned()),
             ToolsKey::Project => event.context.cwd.clone(),
             ToolsKey::Day => event.timestamp.map(|t| Period::Day.label(zone.date(t))),

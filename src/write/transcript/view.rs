@@ -42,7 +42,9 @@ impl<'e> Exchange<'e> {
         let name = call.map(|c| c.name.as_str()).or_else(|| output.and_then(|o| o.name.as_deref())).unwrap_or("tool");
         let value =
             call.and_then(|c| c.input.as_ref()).and_then(|j| serde_json::from_str::<serde_json::Value>(j.get()).ok());
-        let family = ToolFamily::of(name);
+        // The family the agent's reader gave the tool; by its name for events without one.
+        let given = call.and_then(|c| c.tool_kind).or_else(|| output.and_then(|o| o.tool_kind));
+        let family = given.unwrap_or_else(|| ToolFamily::of(name));
         let label = match mcp_server(name) {
             Some(server) => format!("MCP {server}"),
             None => family.label().to_owned(),
