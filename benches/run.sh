@@ -11,7 +11,8 @@
 # doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
-# converts one file of at least 500 MB. Needs python3 and npm; installs duckdb and claude-code-log
+# converts one file of at least 500 MB; two more convert a replica of the real corpus (the shared
+# corpus copied 20 times with new ids) to unified JSONL and Parquet. Needs python3 and npm; installs duckdb and claude-code-log
 # from PyPI, and ccusage from npm, if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,6 +52,13 @@ if [ ! -f "$BIG" ]; then
   done
 fi
 BIGSIZE=$(stat -c %s "$BIG")
+
+# The shared corpus copied 20 times with new ids (bench_corpus xN), when it is present.
+REPLICA=target/bench/replica-x20-$SEED
+if [ -d ../shared/corpus ] && [ ! -d "$REPLICA" ]; then
+  ./target/release/examples/bench_corpus "$REPLICA" x20 "$SEED"
+fi
+REPLICA_SIZE=$(find "$REPLICA" -type f -printf '%s\n' 2>/dev/null | awk '{s+=$1} END {print s+0}')
 
 TIMES=$(mktemp)
 ROWS=()
@@ -126,6 +134,12 @@ row "agentlog --to html" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS
 for t in 1 2; do
   row "agentlog --to html -o DIR/, Claude Code" $t "$CLAUDE_SIZE" ./target/release/agentlog convert -q "$CORPUS/claude" --jobs $t --to html -o "$OUT/html/"
   row "claude-code-log to HTML, Claude Code" $t "$CLAUDE_SIZE" claude-code-log convert --projects-dir "$CORPUS/claude/projects" --all-projects --no-cache -j $t -o "$OUT/claude-code-log/"
+done
+# The real logs, replicated: large strings and images rather than many small events.
+for t in 1 2; do
+  [ -d "$REPLICA" ] || break
+  row "agentlog --to unified, real-log replica" $t "$REPLICA_SIZE" ./target/release/agentlog convert -q "$REPLICA" --jobs $t -o "$OUT/replica.jsonl"
+  row "agentlog --to parquet, real-log replica" $t "$REPLICA_SIZE" ./target/release/agentlog convert -q "$REPLICA" --jobs $t -o "$OUT/replica.parquet"
 done
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
 # Tokens and cost per day, both agents, beside ccusage doing the same on the same files; one

@@ -1,6 +1,13 @@
 //! Writes a deterministic benchmark corpus of Claude Code and Codex session files.
 //!
 //! usage: cargo run --release --example bench_corpus -- OUT_DIR [BYTES] [SEED]
+//!        cargo run --release --example bench_corpus -- OUT_DIR xN [SEED]
+//!
+//! With `xN` in place of BYTES it writes a replica of the real corpus instead: every file of
+//! `../shared/corpus/` N times (`OUT/<agent>/replica-<k>/<its path>`), each copy with new UUIDs
+//! (one mapping per copy, so links between files hold) and its times shifted by k weeks. Real
+//! logs carry large strings and images, the generated corpus millions of small events: their
+//! profiles differ, and both are measured.
 //!
 //! Replicates the session files of `corpus/` and, when present, `../shared/corpus/` until about
 //! BYTES (default 1 GiB) are written, half Claude Code and half Codex by bytes, in the agents' own
@@ -160,13 +167,41 @@ fn write(path: &Path, parts: &[Vec<u8>]) -> u64 {
     n
 }
 
+/// Writes `copies` copies of every file of the real corpus `shared` under `out`.
+fn replica(out: &Path, shared: &Path, copies: u64, seed: u64) {
+    assert!(shared.is_dir(), "a replica needs the real corpus at {}", shared.display());
+    let mut total = 0;
+    for agent in ["claude", "codex"] {
+        let files: Vec<PathBuf> = walkdir::WalkDir::new(shared.join(agent))
+            .sort_by_file_name()
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(walkdir::DirEntry::into_path)
+            .collect();
+        for k in 1..=copies {
+            let salt = seed ^ k.wrapping_mul(0x2545_F491_4F6C_DD1D);
+            for file in &files {
+                let text = fs::read(file).expect("a readable corpus");
+                let relative = file.strip_prefix(shared.join(agent)).expect("under the corpus");
+                let path = out.join(agent).join(format!("replica-{k:03}")).join(relative);
+                total += write(&path, &[rewrite(&text, salt, salt, &HashSet::new(), 7 * k as i64)]);
+            }
+        }
+    }
+    eprintln!("total: {total} bytes in {}", out.display());
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let out = PathBuf::from(args.get(1).expect("usage: bench_corpus OUT_DIR [BYTES] [SEED]"));
-    let bytes: u64 = args.get(2).map_or(1 << 30, |b| b.parse().expect("BYTES is a number"));
+    let out = PathBuf::from(args.get(1).expect("usage: bench_corpus OUT_DIR [BYTES|xN] [SEED]"));
     let seed: u64 = args.get(3).map_or(42, |s| s.parse().expect("SEED is a number"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = root.join("../shared/corpus");
+    if let Some(copies) = args.get(2).and_then(|a| a.strip_prefix('x')) {
+        return replica(&out, &shared, copies.parse().expect("xN: N is a number"), seed);
+    }
+    let bytes: u64 = args.get(2).map_or(1 << 30, |b| b.parse().expect("BYTES is a number"));
     let mut rng = Rng(seed);
     let mut total = 0;
     for agent in ["claude", "codex"] {
