@@ -286,3 +286,34 @@ fn tools_and_transcripts_use_the_family_each_agent_gives_its_tools() {
     let markdown = String::from_utf8(out.stdout).unwrap();
     assert!(markdown.contains("cargo test"), "the shell call's command is shown");
 }
+
+#[test]
+fn odd_gemini_records_are_kept_not_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.jsonl");
+    let lines = [
+        r#"{"sessionId":"s1","projectHash":"h","startTime":"2026-03-30T10:00:00.000Z","messages":"not a list"}"#,
+        r#"{"id":"a","timestamp":"2026-03-30T10:00:01.000Z","type":"user","content":"first"}"#,
+        r#"{"type":"user","timestamp":"2026-03-30T10:00:02.000Z","content":"no id"}"#,
+        r#"{"$set":"not an object"}"#,
+        r#"{"$set":{"messages":[{"id":"a","timestamp":"2026-03-30T10:00:01.000Z","type":"user","content":"first"},42]}}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (events, report) = common::read_file(&Gemini, &path, "session.jsonl");
+    assert_eq!((report.lines, report.lines_diagnosed), (5, 0));
+    let unknown: Vec<serde_json::Value> = events
+        .iter()
+        .filter(|e| meta_type(e) == Some(MetaType::Unknown))
+        .map(|e| if let Payload::Meta(m) = &e.payload { m.data.as_ref().unwrap().to_value() } else { unreachable!() })
+        .collect();
+    assert!(unknown.contains(&serde_json::json!({ "messages": "not a list" })), "{unknown:?}");
+    assert!(unknown.contains(&serde_json::json!({ "message": 42 })), "{unknown:?}");
+    assert!(unknown.iter().any(|u| u["$set"] == "not an object"), "{unknown:?}");
+    let texts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| if let Payload::Message(m) = &e.payload { Some(m.text.as_str()) } else { None })
+        .collect();
+    // gemini-cli itself skips a record without an id; it is kept whole here.
+    assert_eq!(texts, ["first"]);
+    assert!(unknown.iter().any(|u| u["content"] == "no id"), "{unknown:?}");
+}

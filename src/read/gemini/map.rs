@@ -74,16 +74,22 @@ impl Mapper {
     pub fn document(&mut self, mut document: Map<String, Value>, text: &str) {
         let messages = document.remove("messages");
         self.metadata(&document, At { line: 1, offset: 0 });
-        for message in messages.as_ref().and_then(Value::as_array).into_iter().flatten() {
-            let Some(record) = message.as_object() else { continue };
-            let at = text_id(record)
-                .and_then(|id| text.find(&format!("\"{id}\"")))
-                .map(|i| At {
-                    line: text[..i].matches('\n').count() as u64 + 1,
-                    offset: text[..i].rfind('\n').map_or(0, |n| n as u64 + 1),
-                })
-                .unwrap_or(At { line: 1, offset: 0 });
-            self.message(record.clone(), at);
+        let Some(messages) = messages else { return };
+        // Each message sits at the line where its id is written.
+        let line_of = |record: &Value| {
+            let id = record.get("id").and_then(Value::as_str)?;
+            let i = text.find(&format!("\"{id}\""))?;
+            let offset = text[..i].rfind('\n').map_or(0, |n| n as u64 + 1);
+            Some(At { line: text[..i].matches('\n').count() as u64 + 1, offset })
+        };
+        match messages {
+            Value::Array(messages) => {
+                for message in messages {
+                    let at = line_of(&message).unwrap_or(At { line: 1, offset: 0 });
+                    self.messages(Value::Array(vec![message]), at);
+                }
+            }
+            other => self.messages(other, At { line: 1, offset: 0 }),
         }
     }
 
@@ -108,7 +114,11 @@ impl Mapper {
 
     /// A message record: a new message, or the new version of one in force.
     fn message(&mut self, record: Map<String, Value>, at: At) {
-        let id = text_id(&record).unwrap_or_default().to_owned();
+        // A message without an id cannot be replaced: it stands alone.
+        let Some(id) = text_id(&record).map(str::to_owned) else {
+            self.entries.push(Entry::Message { record, at, merged: Vec::new(), rolled_back: false });
+            return;
+        };
         if let Some(&i) = self.live.get(&id)
             && let Entry::Message { record: old, at: old_at, merged, .. } = &mut self.entries[i]
         {
@@ -119,6 +129,23 @@ impl Mapper {
         }
         self.live.insert(id, self.entries.len());
         self.entries.push(Entry::Message { record, at, merged: Vec::new(), rolled_back: false });
+    }
+
+    /// The messages of a document, of its metadata line or of a checkpoint, all at `at`;
+    /// whatever is not a message there is kept whole as `unknown`.
+    fn messages(&mut self, messages: Value, at: At) {
+        let unknown =
+            |data| Entry::Meta { meta_type: MetaType::Unknown, data, at, record_type: "messages", time: None };
+        let Value::Array(messages) = messages else {
+            self.entries.push(unknown(serde_json::json!({ "messages": messages })));
+            return;
+        };
+        for message in messages {
+            match message {
+                Value::Object(record) => self.message(record, at),
+                other => self.entries.push(unknown(serde_json::json!({ "message": other }))),
+            }
+        }
     }
 
     /// Drops the messages in force from entry `from` on: they are kept, flagged rolled back.
@@ -164,7 +191,8 @@ impl LineMapper<Parsed> for Mapper {
                 record_type: "$rewindTo",
                 time: None,
             });
-        } else if let Some(Value::Object(mut set)) = record.remove("$set") {
+        } else if record.get("$set").is_some_and(Value::is_object) {
+            let Some(Value::Object(mut set)) = record.remove("$set") else { unreachable!("an object, checked above") };
             let checkpoint = match set.remove("messages") {
                 Some(Value::Array(messages)) => {
                     set.insert("messages".into(), Value::from(messages.len()));
@@ -202,23 +230,15 @@ impl LineMapper<Parsed> for Mapper {
                         *rolled_back = true;
                     }
                 }
-                for message in messages {
-                    if let Value::Object(message) = message {
-                        self.message(message, at);
-                    }
-                }
+                self.messages(Value::Array(messages), at);
             }
         } else if record.get("type").is_some() && record.get("id").is_some() {
             self.message(record, at);
         } else if record.get("sessionId").is_some() {
             let messages = record.remove("messages");
             self.metadata(&record, at);
-            for message in
-                messages.and_then(|m| if let Value::Array(m) = m { Some(m) } else { None }).into_iter().flatten()
-            {
-                if let Value::Object(message) = message {
-                    self.message(message, at);
-                }
+            if let Some(messages) = messages {
+                self.messages(messages, at);
             }
         } else {
             let data = Value::Object(record);
