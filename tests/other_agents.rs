@@ -317,3 +317,20 @@ fn odd_gemini_records_are_kept_not_dropped() {
     assert_eq!(texts, ["first"]);
     assert!(unknown.iter().any(|u| u["content"] == "no id"), "{unknown:?}");
 }
+
+#[test]
+fn a_copilot_record_of_unexpected_shape_is_kept_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let lines = [
+        r#"{"type":"session.start","data":{"sessionId":"s1","copilotVersion":"1.0.80"},"id":"e1","timestamp":"2026-08-01T09:00:00.000Z","parentId":null}"#,
+        r#"{"type":"user.message","data":"hello as a string","id":"e2","timestamp":"2026-08-01T09:00:01.000Z","parentId":"e1"}"#,
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let (events, report) = common::read_file(&Copilot, &path, "events.jsonl");
+    assert_eq!((report.lines, report.lines_diagnosed), (2, 0));
+    let kept = events.iter().find(|e| e.source.line == 2).unwrap();
+    assert_eq!(meta_type(kept), Some(MetaType::Unknown));
+    let Payload::Meta(meta) = &kept.payload else { unreachable!() };
+    assert_eq!(meta.data.as_ref().unwrap().to_value()["data"], "hello as a string");
+}

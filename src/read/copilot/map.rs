@@ -235,8 +235,15 @@ impl Mapper {
 impl LineMapper<Parsed> for Mapper {
     fn map(&mut self, parsed: Parsed, out: &mut Emitter<'_>) -> std::io::Result<()> {
         let kind = text(&parsed.1, "type").unwrap_or_default().to_owned();
-        let empty = Map::new();
-        let data = parsed.1.get("data").and_then(Value::as_object).unwrap_or(&empty).clone();
+        // A record whose `data` is not an object is not one this reader knows: kept whole.
+        let data = match parsed.1.get("data") {
+            None => Map::new(),
+            Some(Value::Object(data)) => data.clone(),
+            Some(_) => {
+                let whole = Value::Object(parsed.1.clone());
+                return out.emit(self.meta(&parsed, &kind, MetaType::Unknown, Some(&whole)), 0);
+            }
+        };
         let raw = Value::Object(data.clone());
         let meta = |mapper: &Self, meta_type| mapper.meta(&parsed, &kind, meta_type, Some(&raw));
         match kind.as_str() {
