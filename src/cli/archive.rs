@@ -122,7 +122,7 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
         reader: run.reader,
         writer: crate::write::writer("unified").expect("the unified writer is registered"),
         output: Some(output),
-        options: crate::write::Options { parallel: run.jobs > 1, ..Default::default() },
+        options: crate::write::Options { threads: run.jobs, ..Default::default() },
         jobs: run.jobs,
         max_line_bytes: run.max_line_bytes,
         shard: None,

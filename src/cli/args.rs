@@ -399,7 +399,7 @@ pub struct ArchiveArgs {
 /// Partition keys of `--partition-by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PartitionBy {
-    /// `agent=claude-code|codex`.
+    /// `agent=claude-code`, `agent=codex`, … (the agent's name in the output).
     Agent,
     /// `date=YYYY-MM-DD` of the event time, UTC.
     Date,

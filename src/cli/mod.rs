@@ -423,7 +423,7 @@ fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
     let options = write::Options {
         partition_by,
         run_id: run_id(&inputs, shard),
-        parallel: jobs > 1,
+        threads: jobs,
         transcript,
         otel_content: args.otel_content,
     };

@@ -97,9 +97,10 @@ pub struct Options {
     /// Names the files of this run in a partitioned dataset (`part-<run_id>-<n>`); derived
     /// from the inputs, so that the same inputs give the same names.
     pub run_id: String,
-    /// Whether the writer may work on a thread of its own beside the caller's (the run has
-    /// more than one job); the output is the same either way.
-    pub parallel: bool,
+    /// The run's threads, which the writer may use beside the caller's (for Parquet: a thread
+    /// that encodes, and as many that encode columns side by side); 0 or 1 writes on the
+    /// caller's thread. The output is the same either way.
+    pub threads: usize,
     /// What Markdown and HTML transcripts show.
     pub transcript: TranscriptOptions,
     /// Whether OpenTelemetry spans carry message content (`--otel-content`).
