@@ -204,22 +204,20 @@ fn parquet_gives_back_the_same_events_field_by_field() {
 }
 
 #[test]
-fn parquet_is_the_same_file_on_any_number_of_threads() {
+fn parquet_encoded_on_a_thread_of_its_own_is_the_same_file() {
     // Enough rows for many record batches and more than one row group.
     let corpus = corpus_events();
     let events: Vec<Event> = corpus.iter().cycle().take(140_000).cloned().collect();
     let dir = tempfile::tempdir().unwrap();
-    let write = |threads: usize| {
-        let path = dir.path().join(format!("threads-{threads}.parquet"));
+    let write = |name: &str, threads: usize| {
+        let path = dir.path().join(name);
         write_all("parquet", Target::Path(path.clone()), &Options { threads, ..Options::default() }, &events);
         path
     };
-    let one = write(1);
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&one).unwrap()).unwrap();
+    let (here, background) = (write("here.parquet", 1), write("background.parquet", 2));
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&background).unwrap()).unwrap();
     assert_eq!(builder.metadata().num_row_groups(), 2);
-    for threads in [2, 4] {
-        assert!(std::fs::read(&one).unwrap() == std::fs::read(write(threads)).unwrap(), "{threads} threads differ");
-    }
+    assert!(std::fs::read(&here).unwrap() == std::fs::read(&background).unwrap(), "the two files differ");
     let mut stream = Vec::new();
     let options = Options { threads: 2, ..Options::default() };
     write_all("parquet", Target::Stream(Box::new(&mut stream)), &options, &events[..1000]);

@@ -7,11 +7,11 @@ use std::thread::{self, JoinHandle};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::errors::ParquetError;
 
 use super::io_error;
-use super::row_groups::RowGroups;
 
 /// Bytes of the file handed back at a time.
 const WRITE_CHUNK_BYTES: usize = 1 << 20;
@@ -38,22 +38,21 @@ enum Back {
 }
 
 impl<W: Write> Background<W> {
-    /// Starts the encoding thread for a file of `schema`, which encodes each row group's
-    /// columns on `threads` threads.
-    pub fn new(out: W, schema: SchemaRef, options: ArrowWriterOptions, threads: usize) -> io::Result<Self> {
+    /// Starts the encoding thread for a file of `schema`.
+    pub fn new(out: W, schema: SchemaRef, options: ArrowWriterOptions) -> io::Result<Self> {
         let (batches, batches_in) = mpsc::channel::<RecordBatch>();
         let (to, back) = mpsc::channel();
         let thread = thread::Builder::new().name("agentlog-parquet".into()).spawn(move || {
             let ready = to.clone();
             let chunks = Chunks { buffer: Vec::with_capacity(WRITE_CHUNK_BYTES), to };
-            let mut writer = RowGroups::new(chunks, schema, options, threads)?;
+            let mut writer = ArrowWriter::try_new_with_options(chunks, schema, options)?;
             // A send fails only once the caller is gone; the batches then stop too.
             let _ = ready.send(Back::Ready);
             for batch in batches_in {
                 writer.write(&batch)?;
                 let _ = ready.send(Back::Ready);
             }
-            writer.finish()?.send()?;
+            writer.into_inner()?.send()?;
             Ok(())
         })?;
         Ok(Background { out, batches: Some(batches), back, thread: Some(thread) })

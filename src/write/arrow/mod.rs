@@ -19,10 +19,8 @@
 //! handed to the file writer as one record batch; Parquet row groups are flushed at 128 Ki rows
 //! or 64 MiB. A partitioned dataset keeps at most 8 partition files open. Session summaries are
 //! held until the end (one small record per session). With more than one of the run's
-//! [`Options::threads`] a single Parquet file is encoded on a thread of its own
-//! (`background.rs`), one batch behind the one being built, and each batch's columns are encoded
-//! and compressed side by side on as many threads (`row_groups.rs`); the bytes are the same on
-//! any number of threads.
+//! [`Options::threads`] a single Parquet file is encoded and compressed on a thread of its own
+//! (`background.rs`), one batch behind the one being built; the bytes are the same.
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 
@@ -34,8 +32,6 @@ mod ipc;
 mod lines;
 #[cfg(feature = "parquet")]
 mod parquet;
-#[cfg(feature = "parquet")]
-mod row_groups;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -15,13 +15,18 @@ use parquet::schema::types::ColumnPath;
 
 use super::background::Background;
 use super::columns::{EventColumns, event_schema, metadata, plain, session_batch, session_schema};
-use super::row_groups::{ROW_GROUP_BYTES, ROW_GROUP_ROWS, RowGroups};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
 use crate::write::{
     AtomicFile, EventSink, Options, PartitionKey, Pending, Sessions, Target, WriteError, is_directory_target,
     not_a_directory, sessions_beside, unsupported,
 };
+
+/// Rows per row group.
+const ROW_GROUP_ROWS: usize = 128 * 1024;
+
+/// Bytes per row group, before compression.
+const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// Partition files open at once in a dataset; the least recently used is closed beyond that.
 const MAX_OPEN_PARTITIONS: usize = 8;
@@ -73,7 +78,7 @@ fn properties(table: &str) -> WriterProperties {
 pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
     match target {
         Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(out, true, options.threads)?),
+            events: Some(EventFile::new(out, true, options.threads > 1)?),
             sessions: Sessions::default(),
             sessions_path: None,
         })),
@@ -82,7 +87,7 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSi
             Err(not_a_directory(&path, "parquet"))
         }
         Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.threads)?),
+            events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.threads > 1)?),
             sessions: Sessions::default(),
             sessions_path: sessions_beside(&path),
         })),
@@ -99,22 +104,20 @@ struct EventFile<W: Write + Send> {
 /// Where an events file's batches are encoded and compressed.
 enum Encoding<W: Write + Send> {
     /// On the caller's thread.
-    Here(Box<RowGroups<W>>),
-    /// On a thread of its own, while the caller builds the next batch, each row group's columns
-    /// side by side.
+    Here(Box<ArrowWriter<W>>),
+    /// On a thread of its own, while the caller builds the next batch.
     Background(Background<W>),
 }
 
 impl<W: Write + Send> EventFile<W> {
-    /// An events file; with more than one of the run's `threads`, it is encoded on threads of
-    /// its own.
-    fn new(out: W, with_agent: bool, threads: usize) -> io::Result<Self> {
+    /// An events file; `background` encodes on a thread of its own.
+    fn new(out: W, with_agent: bool, background: bool) -> io::Result<Self> {
         let schema = event_schema(with_agent);
         let options = options("events", &schema);
-        let writer = if threads > 1 {
-            Encoding::Background(Background::new(out, schema, options, threads)?)
+        let writer = if background {
+            Encoding::Background(Background::new(out, schema, options)?)
         } else {
-            Encoding::Here(Box::new(RowGroups::new(out, schema, options, 1).map_err(io_error)?))
+            Encoding::Here(Box::new(ArrowWriter::try_new_with_options(out, schema, options).map_err(io_error)?))
         };
         Ok(EventFile { writer, columns: EventColumns::new(with_agent, false) })
     }
@@ -142,7 +145,7 @@ impl<W: Write + Send> EventFile<W> {
     /// batches are encoded in the background, which could not tell the same number every run.
     fn size(&self) -> Option<usize> {
         match &self.writer {
-            Encoding::Here(writer) => Some(writer.size()),
+            Encoding::Here(writer) => Some(writer.bytes_written() + writer.in_progress_size()),
             Encoding::Background(_) => None,
         }
     }
@@ -151,7 +154,8 @@ impl<W: Write + Send> EventFile<W> {
     fn close(mut self) -> io::Result<W> {
         self.flush_batch()?;
         match self.writer {
-            Encoding::Here(writer) => writer.finish().map_err(io_error),
+            // `into_inner` flushes the open row group and writes the footer.
+            Encoding::Here(writer) => writer.into_inner().map_err(io_error),
             Encoding::Background(writer) => writer.close(),
         }
     }
@@ -330,7 +334,7 @@ impl EventSink for Partitioned {
             }
             let path = self.part_path("events", &dir);
             // Part files are cut at a size, which must be known exactly: no background encoding.
-            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), 1)?;
+            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), false)?;
             self.open.insert(dir.clone(), (file, 0));
         }
         self.tick += 1;
