@@ -29,12 +29,7 @@ fn usages(events: &[Event]) -> Vec<(&Event, &Usage)> {
         .collect()
 }
 
-fn meta_type(e: &Event) -> Option<MetaType> {
-    match &e.payload {
-        Payload::Meta(m) => Some(m.meta_type),
-        _ => None,
-    }
-}
+use common::meta_type;
 
 /// (input, cache write, cache read, output) of a usage.
 fn counts(u: &Usage) -> [u64; 4] {

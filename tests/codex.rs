@@ -18,12 +18,7 @@ fn read(path: &Path) -> (Vec<Event>, agentlog::read::ReadReport) {
     common::read_file(&Codex, path, &path.display().to_string())
 }
 
-fn meta_type(e: &Event) -> Option<MetaType> {
-    match &e.payload {
-        Payload::Meta(m) => Some(m.meta_type),
-        _ => None,
-    }
-}
+use common::meta_type;
 
 fn usages(events: &[Event]) -> Vec<(u64, &Usage)> {
     events

@@ -24,12 +24,7 @@ fn usage_events(events: &[Event]) -> Vec<&agentlog::model::Usage> {
         .collect()
 }
 
-fn meta_type(e: &Event) -> Option<MetaType> {
-    match &e.payload {
-        Payload::Meta(m) => Some(m.meta_type),
-        _ => None,
-    }
-}
+use common::meta_type;
 
 /// Every session file of the two agents: the real samples (when present) and the own ones.
 fn files() -> Vec<(PathBuf, &'static dyn Reader)> {

@@ -75,6 +75,14 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     files
 }
 
+/// The type of a meta event; `None` for other events.
+pub fn meta_type(e: &Event) -> Option<agentlog::model::MetaType> {
+    match &e.payload {
+        agentlog::model::Payload::Meta(m) => Some(m.meta_type),
+        _ => None,
+    }
+}
+
 /// Reads one file with `reader`, naming it `name`, with no state from other files.
 pub fn read_file(reader: &dyn Reader, path: &Path, name: &str) -> (Vec<Event>, ReadReport) {
     read_file_with(reader, path, name, &mut Shared::default())

@@ -236,23 +236,23 @@ impl LineMapper<Parsed> for Mapper {
     fn map(&mut self, parsed: Parsed, out: &mut Emitter<'_>) -> std::io::Result<()> {
         let kind = text(&parsed.1, "type").unwrap_or_default().to_owned();
         // A record whose `data` is not an object is not one this reader knows: kept whole.
-        let data = match parsed.1.get("data") {
-            None => Map::new(),
-            Some(Value::Object(data)) => data.clone(),
+        let raw = match parsed.1.get("data") {
+            None => Value::Object(Map::new()),
+            Some(data @ Value::Object(_)) => data.clone(),
             Some(_) => {
                 let whole = Value::Object(parsed.1.clone());
                 return out.emit(self.meta(&parsed, &kind, MetaType::Unknown, Some(&whole)), 0);
             }
         };
-        let raw = Value::Object(data.clone());
+        let Value::Object(data) = &raw else { unreachable!("an object, matched above") };
         let meta = |mapper: &Self, meta_type| mapper.meta(&parsed, &kind, meta_type, Some(&raw));
         match kind.as_str() {
             "session.start" | "session.resume" => {
-                self.start(&data);
+                self.start(data);
                 out.emit(meta(self, MetaType::SessionStart), 0)
             }
             "session.model_change" => {
-                if let Some(model) = text(&data, "newModel") {
+                if let Some(model) = text(data, "newModel") {
                     self.context.model = Some(model.to_owned());
                 }
                 out.emit(meta(self, MetaType::TurnContext), 0)
@@ -262,7 +262,7 @@ impl LineMapper<Parsed> for Mapper {
             "session.compaction_start" | "session.compaction_complete" => out.emit(meta(self, MetaType::Compaction), 0),
             "session.shutdown" => {
                 out.emit(meta(self, MetaType::System), 0)?;
-                self.shutdown(&parsed, &kind, &data, out)
+                self.shutdown(&parsed, &kind, data, out)
             }
             "abort" | "session.abort" => out.emit(meta(self, MetaType::Interrupt), 0),
             "assistant.turn_start" => out.emit(meta(self, MetaType::TurnStart), 0),
@@ -272,15 +272,15 @@ impl LineMapper<Parsed> for Mapper {
             | "subagent.failed"
             | "tool.execution_start"
             | "tool.execution_progress" => {
-                if let (Some(id), Some(name)) = (text(&data, "toolCallId"), text(&data, "toolName")) {
+                if let (Some(id), Some(name)) = (text(data, "toolCallId"), text(data, "toolName")) {
                     self.tools.entry(id.to_owned()).or_insert_with(|| name.to_owned());
                 }
                 out.emit(meta(self, MetaType::Progress), 0)
             }
-            "tool.execution_complete" => out.emit(self.output(&parsed, &kind, &data), 0),
+            "tool.execution_complete" => out.emit(self.output(&parsed, &kind, data), 0),
             "user.message" | "system.message" => {
                 let role = if kind == "user.message" { Role::User } else { Role::System };
-                let mut event = self.event(&parsed, &kind, message(role, text(&data, "content").unwrap_or_default()));
+                let mut event = self.event(&parsed, &kind, message(role, text(data, "content").unwrap_or_default()));
                 event.injected = role == Role::System;
                 let mut rest = data.clone();
                 rest.remove("content");
@@ -289,7 +289,7 @@ impl LineMapper<Parsed> for Mapper {
                 }
                 out.emit(event, 0)
             }
-            "assistant.message" => self.assistant(&parsed, &kind, &data, out),
+            "assistant.message" => self.assistant(&parsed, &kind, data, out),
             "session.info" | "session.warning" | "session.error" => out.emit(meta(self, MetaType::System), 0),
             _ if kind.starts_with("hook.") || kind.starts_with("permission.") => {
                 out.emit(meta(self, MetaType::System), 0)
