@@ -125,10 +125,15 @@ fn one_thread_and_four_threads_write_the_same_bytes() {
     assert!(one.len() > 1000);
     assert!(one == four, "unified output differs between --jobs 1 and --jobs 4");
     let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (dir.path().join("a.parquet"), dir.path().join("b.parquet"));
-    convert(&["--jobs", "1", "-o", a.to_str().unwrap()]);
-    convert(&["--jobs", "4", "-o", b.to_str().unwrap()]);
-    assert!(std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(), "Parquet differs");
+    let parquet = |jobs: &str| {
+        let path = dir.path().join(format!("{jobs}.parquet"));
+        convert(&["--jobs", jobs, "-o", path.to_str().unwrap()]);
+        let sessions = dir.path().join(format!("{jobs}.sessions.parquet"));
+        (std::fs::read(&path).unwrap(), std::fs::read(sessions).unwrap())
+    };
+    let one = parquet("1");
+    assert!(one == parquet("2"), "Parquet differs between --jobs 1 and --jobs 2");
+    assert!(one == parquet("4"), "Parquet differs between --jobs 1 and --jobs 4");
 }
 
 #[test]

@@ -204,7 +204,7 @@ fn parquet_gives_back_the_same_events_field_by_field() {
 }
 
 #[test]
-fn parquet_encoded_on_a_thread_of_its_own_is_the_same_file() {
+fn parquet_encoded_on_a_pool_is_the_same_file() {
     // Enough rows for many record batches and more than one row group.
     let corpus = corpus_events();
     let events: Vec<Event> = corpus.iter().cycle().take(140_000).cloned().collect();
@@ -214,10 +214,10 @@ fn parquet_encoded_on_a_thread_of_its_own_is_the_same_file() {
         write_all("parquet", Target::Path(path.clone()), &Options { threads, ..Options::default() }, &events);
         path
     };
-    let (here, background) = (write("here.parquet", 1), write("background.parquet", 2));
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&background).unwrap()).unwrap();
-    assert_eq!(builder.metadata().num_row_groups(), 2);
-    assert!(std::fs::read(&here).unwrap() == std::fs::read(&background).unwrap(), "the two files differ");
+    let (here, pooled) = (write("here.parquet", 1), write("pooled.parquet", 3));
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(&pooled).unwrap()).unwrap();
+    assert!(builder.metadata().num_row_groups() >= 2, "{}", builder.metadata().num_row_groups());
+    assert!(std::fs::read(&here).unwrap() == std::fs::read(&pooled).unwrap(), "the two files differ");
     let mut stream = Vec::new();
     let options = Options { threads: 2, ..Options::default() };
     write_all("parquet", Target::Stream(Box::new(&mut stream)), &options, &events[..1000]);

@@ -117,7 +117,7 @@ fn corpus_events() -> Vec<agentlog::model::Event> {
     let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None, &settings);
     assert!(errors.is_empty(), "{errors:?}");
     let mut collect = Collect(Vec::new());
-    agentlog::pipeline::run(&groups, &mut collect, &settings, None).unwrap();
+    agentlog::pipeline::run(&groups, &mut collect, &settings, &agentlog::pipeline::Prepare::Nothing).unwrap();
     collect.0
 }
 

@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 
 use agentlog::cli::Reading;
 use agentlog::model::{Diagnostic, Event};
-use agentlog::pipeline::{self, Destination, Encoded, Outcome};
+use agentlog::pipeline::{self, Built, Destination, Encoded, Outcome, Prepare};
 use agentlog::write::arrow::{Batches, Table};
 use agentlog::write::{EventSink, encode};
 use arrow_array::RecordBatch;
@@ -84,11 +84,12 @@ fn convert(reading: &Reading, into: Into, to: &SyncSender<Item>) -> io::Result<(
         Into::Table(table) => {
             let sink = Batches::new(table, |batch| send(to, Item::Batch(batch)));
             let mut dest = Dest { sink, to };
-            pipeline::run(&reading.groups, &mut dest, &reading.settings, None).and_then(|()| dest.sink.finish())
+            let builders = dest.sink.builders().map_or(Prepare::Nothing, Prepare::Build);
+            pipeline::run(&reading.groups, &mut dest, &reading.settings, &builders).and_then(|()| dest.sink.finish())
         }
         Into::Lines => {
             let mut dest = Dest { sink: Lines { to, bytes: Vec::new() }, to };
-            pipeline::run(&reading.groups, &mut dest, &reading.settings, Some(encode::event))
+            pipeline::run(&reading.groups, &mut dest, &reading.settings, &Prepare::Encode(encode::event))
                 .and_then(|()| dest.sink.finish())
         }
     };
@@ -127,6 +128,10 @@ impl<S: EventSink + Encodes> Destination for Dest<'_, S> {
 
     fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
         self.sink.encoded_bytes(encoded.bytes)
+    }
+
+    fn built(&mut self, built: Built) -> io::Result<()> {
+        built.piece.map_or(Ok(()), |piece| self.sink.piece(piece))
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {

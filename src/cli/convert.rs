@@ -13,7 +13,9 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
-use crate::pipeline::{self as batch, Destination, Encoded, InputReport, InputSpec, Outcome, RunReport, Totals};
+use crate::pipeline::{
+    self as batch, Built, Destination, Encoded, InputReport, InputSpec, Outcome, Prepare, RunReport, Totals,
+};
 
 /// A convert run, resolved from the arguments.
 pub struct Plan {
@@ -99,6 +101,11 @@ impl Destination for ToSink<'_, '_> {
     fn encoded(&mut self, encoded: Encoded) -> io::Result<()> {
         self.sessions_of(&encoded.sessions);
         self.encoded_sink()?.write_encoded(&encoded.bytes)
+    }
+
+    fn built(&mut self, built: Built) -> io::Result<()> {
+        self.sessions_of(&built.sessions);
+        built.piece.map_or(Ok(()), |piece| self.sink.piece(piece))
     }
 
     fn encoded_from(&mut self, from: &File, at: u64, len: u64, sessions: Vec<(Agent, String)>) -> io::Result<()> {
@@ -254,8 +261,11 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
         input_sessions: manifest.as_ref().map(|_| Default::default()),
         current: Default::default(),
     };
-    let encoder = dest.sink.encoded().map(|sink| sink.encoder());
-    let mut result = batch::run(&groups, &mut dest, &settings, encoder);
+    let prepare = match dest.sink.builders() {
+        Some(builders) => Prepare::Build(builders),
+        None => dest.sink.encoded().map_or(Prepare::Nothing, |sink| Prepare::Encode(sink.encoder())),
+    };
+    let mut result = batch::run(&groups, &mut dest, &settings, &prepare);
     let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;
     let redacted = redaction.as_ref().map(super::redact::Redaction::summary).unwrap_or_default();

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use crate::model::Event;
 use crate::read::{DEFAULT_MAX_LINE_BYTES, InputDiagnostic, Settings};
 
-use super::engine::{Destination, Outcome, run};
+use super::engine::{Destination, Outcome, Prepare, run};
 use super::error::InputError;
 use super::inputs::expand;
 use super::plan::plan;
@@ -72,7 +72,7 @@ pub fn events(path: impl AsRef<Path>) -> Result<Events, InputError> {
                 }
             }
             // An error here only says that the iterator was dropped.
-            let _ = run(&groups, &mut ToIterator(to), &settings, None);
+            let _ = run(&groups, &mut ToIterator(to), &settings, &Prepare::Nothing);
         })
         .map_err(|source| InputError::Unreadable { path: path.as_ref().display().to_string(), source })?;
     Ok(Events { from: Some(from), thread: Some(thread) })

@@ -13,7 +13,7 @@ pub mod plan;
 pub mod report;
 
 pub use detect::{Chosen, choose_reader, file_kind, open, peek};
-pub use engine::{Destination, Encoded, Outcome, read_group, run};
+pub use engine::{Built, Destination, Encoded, Outcome, Prepare, read_group, run};
 pub use error::InputError;
 pub use events::{Events, Found, events};
 pub use inputs::{InputSpec, expand};

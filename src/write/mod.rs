@@ -9,6 +9,7 @@
 #[cfg(feature = "arrow")]
 pub mod arrow;
 pub mod atif;
+mod build;
 pub mod encode;
 mod error;
 mod file;
@@ -27,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Diagnostic, Event};
 
+pub use build::{Build, Builders, Piece};
 pub use error::WriteError;
 pub(crate) use file::forget_temporary;
 pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_temporary_files, temporary_path};
@@ -197,6 +199,23 @@ pub trait EventSink {
     /// nothing else from it; `None` (the default) when it must see the events.
     fn encoded(&mut self) -> Option<&mut dyn EncodedSink> {
         None
+    }
+
+    /// Makes builders, when this sink can take its output built on the threads that read
+    /// ([`Build`]): a caller that asks for them hands every event to a builder instead of
+    /// [`EventSink::event`], and what the builders make to [`EventSink::piece`], in input order;
+    /// it still calls [`EventSink::begin_source`], [`EventSink::end_source`] and
+    /// [`EventSink::end_group`]. `None` (the default) when the sink must see the events.
+    fn builders(&mut self) -> Option<Builders> {
+        None
+    }
+
+    /// Writes a piece that a builder of [`EventSink::builders`] made.
+    ///
+    /// # Errors
+    /// When writing fails, or the piece was not built for this sink.
+    fn piece(&mut self, _piece: Piece) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this output takes events, not pieces"))
     }
 
     /// Called after the inputs of each group (files that share reader state, among them every

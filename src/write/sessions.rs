@@ -1,6 +1,7 @@
 //! [`Sessions`]: session summaries built from the events and source reports a writer sees.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use crate::model::{Agent, Diagnostic, Event, SessionSummary, SessionTally};
 
@@ -41,6 +42,22 @@ impl Sessions {
         let current = self.current.as_ref();
         if let Some(tally) = current.and_then(|(agent, id)| self.tallies.get_mut(agent)?.get_mut(id)) {
             tally.add_lines(lines, diagnostics);
+        }
+    }
+
+    /// Takes in the summaries of `other`, made from other events: a session met in both
+    /// gets the two summaries merged.
+    pub fn absorb(&mut self, other: Sessions) {
+        for (agent, tallies) in other.tallies {
+            let mine = self.tallies.entry(agent).or_default();
+            for (id, tally) in tallies {
+                match mine.entry(id) {
+                    Entry::Vacant(entry) => {
+                        entry.insert(tally);
+                    }
+                    Entry::Occupied(mut entry) => entry.get_mut().merge(tally),
+                }
+            }
         }
     }
 

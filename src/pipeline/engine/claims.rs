@@ -5,8 +5,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use crate::read::Settings;
 
-use super::Message;
 use super::spill::Budget;
+use super::{Built, Message};
 
 /// Groups a reading thread may start beyond the one being written when it cannot hold their
 /// messages back in files; bounds memory together with [`MESSAGES_AHEAD`].
@@ -20,6 +20,7 @@ pub(super) const GROUPS_AHEAD_HELD: usize = 1024;
 pub(super) fn waiting_bytes(message: &Message) -> u64 {
     match message {
         Message::Encoded(encoded) => encoded.bytes.capacity() as u64,
+        Message::Built(Built { piece: Some(piece), .. }) => piece.bytes as u64,
         _ => 0,
     }
 }
@@ -31,8 +32,10 @@ pub(super) struct Claims {
     pub(super) changed: Condvar,
     pub(super) readers: usize,
     pub(super) groups: usize,
-    /// What groups read ahead hold back, when they can (with an encoder); `None` otherwise.
-    pub(super) budget: Option<Arc<Budget>>,
+    /// What groups read ahead hold back or keep waiting.
+    pub(super) budget: Arc<Budget>,
+    /// Whether they can hold messages back in files (with an encoder).
+    pub(super) spills: bool,
     pub(super) settings: Settings,
 }
 
@@ -43,18 +46,19 @@ pub(super) struct ClaimState {
 }
 
 impl Claims {
-    /// Claims of `groups` for `readers` threads, which read further ahead while `budget` says
-    /// they can hold messages back.
-    pub(super) fn new(groups: usize, readers: usize, budget: Option<Arc<Budget>>, settings: Settings) -> Self {
+    /// Claims of `groups` for `readers` threads, which read further ahead while they `spill`
+    /// and `budget` says they can hold messages back.
+    pub(super) fn new(groups: usize, readers: usize, budget: Arc<Budget>, spills: bool, settings: Settings) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
-        let claims = Claims { state: Mutex::new(state), changed: Condvar::new(), readers, groups, budget, settings };
+        let mutex = Mutex::new(state);
+        let claims = Claims { state: mutex, changed: Condvar::new(), readers, groups, budget, spills, settings };
         claims.update(|_| {});
         claims
     }
 
     /// Groups the readers may start beyond the one being written, now.
     pub(super) fn ahead(&self) -> usize {
-        let far = self.budget.as_ref().is_some_and(|b| b.can_hold_back());
+        let far = self.spills && self.budget.can_hold_back();
         self.readers * if far { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD }
     }
 
@@ -76,9 +80,8 @@ impl Claims {
 
     /// Says that the writer is now at group `i`, to the claims and to the groups read ahead.
     pub(super) fn writing(&self, i: usize) {
-        if let Some(budget) = &self.budget {
-            budget.writing.store(i, Ordering::Relaxed);
-        }
+        self.budget.writing.store(i, Ordering::Relaxed);
+        self.budget.made_room();
         self.update(|s| s.writing = i);
     }
 

@@ -13,10 +13,14 @@ use crate::model::{Agent, Event, Meta, MetaType, Payload};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
 use crate::redact::Redactor;
 use crate::stats::filter::Gate;
-use crate::write::Encoder;
+use crate::write::{Build, Builders, Encoder};
 
+mod building;
 mod claims;
 mod spill;
+
+use building::Building;
+pub use building::Built;
 
 use claims::{Claims, waiting_bytes};
 use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
@@ -43,6 +47,11 @@ pub trait Destination {
     /// only destinations that hand [`run`] an encoder take them.
     fn encoded(&mut self, _encoded: Encoded) -> io::Result<()> {
         Err(io::Error::new(io::ErrorKind::Unsupported, "this destination takes events, not encoded bytes"))
+    }
+    /// A piece the writer's builder made on a reading thread, or the sessions of events in a
+    /// later one; only destinations that hand [`run`] builders take them.
+    fn built(&mut self, _built: Built) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this destination takes events, not pieces"))
     }
     /// Encoded events held back in a file: `len` bytes of `from` at offset `at`, and their
     /// sessions; moves `from`'s position.
@@ -157,6 +166,7 @@ enum Message {
     Begin(String),
     Events(Vec<Event>),
     Encoded(Encoded),
+    Built(Built),
     End(Outcome),
     /// Messages held back in a temporary file while the writer was busy with earlier groups.
     Spilled(Spill),
@@ -173,6 +183,7 @@ fn deliver(message: Message, dest: &mut dyn Destination) -> io::Result<()> {
         Message::Begin(name) => dest.begin(&name),
         Message::Events(events) => events.into_iter().try_for_each(|event| dest.event(event)),
         Message::Encoded(encoded) => dest.encoded(encoded),
+        Message::Built(built) => dest.built(built),
         Message::End(outcome) => dest.end(outcome),
         Message::Spilled(spill) => spill.deliver(dest),
     }
@@ -186,6 +197,9 @@ const ENCODED_CHUNK_BYTES: usize = 256 * 1024;
 
 /// Messages a group's reading thread may run ahead of the writer; bounds memory.
 const MESSAGES_AHEAD: usize = 16;
+
+/// The same when the messages are pieces built for the writer (each up to a record batch).
+const PIECES_AHEAD: usize = 4;
 
 /// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
 /// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
@@ -259,9 +273,13 @@ impl Forward {
         })
     }
 
-    /// Sends `message`, waiting for the writer if need be.
+    /// Sends `message`, waiting for the writer if need be; a piece of a group read ahead of the
+    /// writer waits too while those waiting hold [`AHEAD_BYTES`].
     fn put(&self, message: Message) -> io::Result<()> {
         let waiting = waiting_bytes(&message);
+        if waiting > 0 && matches!(message, Message::Built(_)) {
+            self.budget.wait_for_room(self.group);
+        }
         self.budget.waiting.fetch_add(waiting, Ordering::Relaxed);
         self.to.send(message).map_err(|e| {
             self.budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
@@ -339,46 +357,98 @@ impl Destination for Forward {
         Ok(())
     }
 
+    fn built(&mut self, built: Built) -> io::Result<()> {
+        self.send(Message::Built(built))
+    }
+
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {
         self.flush()?;
         self.send(Message::End(outcome))
     }
 }
 
+/// What the reading threads prepare for the writer besides reading its events.
+#[derive(Clone, Default)]
+pub enum Prepare {
+    /// Nothing: the destination takes events.
+    #[default]
+    Nothing,
+    /// Events encoded with the writer's encoder while the pool is busy with other inputs; the
+    /// destination takes those ([`Destination::encoded`]) besides events.
+    Encode(Encoder),
+    /// Every event handed to a builder of the writer's; the destination takes what they build
+    /// ([`Destination::built`]) and no event.
+    Build(Builders),
+}
+
+impl Prepare {
+    fn encoder(&self) -> Option<Encoder> {
+        match self {
+            Prepare::Encode(encoder) => Some(*encoder),
+            _ => None,
+        }
+    }
+
+    fn builder(&self) -> Option<Box<dyn Build>> {
+        match self {
+            Prepare::Build(builders) => Some(builders()),
+            _ => None,
+        }
+    }
+}
+
+/// Reads one group into `dest`, through `builder` when there is one, and ends the group.
+fn read_and_end(
+    group: &Group,
+    dest: &mut dyn Destination,
+    builder: Option<&mut Box<dyn Build>>,
+    settings: &Settings,
+) -> io::Result<()> {
+    match builder {
+        Some(builder) => {
+            let mut building = Building::new(dest, builder.as_mut());
+            read_group(group, &mut building, settings)?;
+            building.end_group()
+        }
+        None => read_group(group, dest, settings).and_then(|()| dest.end_group()),
+    }
+}
+
 /// Runs every group into `dest` in group order. With more than one of `settings`' threads, as
 /// many reading threads read groups (claimed in order, a bounded number of chunks ahead of the writer) while this
-/// thread writes, so that parsing and writing overlap and memory stays bounded. Given the
-/// writer's `encoder`, they also encode the events while the pool is busy with other inputs,
-/// and `dest` takes those encoded.
+/// thread writes, so that parsing and writing overlap and memory stays bounded. What they
+/// `prepare` for the writer besides: see [`Prepare`]. Builders run on every thread count, so
+/// that what they build does not depend on it.
 ///
 /// # Errors
 /// When `dest` fails; the readers then stop.
-pub fn run(
-    groups: &[Group],
-    dest: &mut dyn Destination,
-    settings: &Settings,
-    encoder: Option<Encoder>,
-) -> io::Result<()> {
+pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, prepare: &Prepare) -> io::Result<()> {
     let readers = settings.threads();
     if readers <= 1 {
-        return groups.iter().try_for_each(|group| read_group(group, dest, settings).and_then(|()| dest.end_group()));
+        let mut builder = prepare.builder();
+        return groups.iter().try_for_each(|group| read_and_end(group, dest, builder.as_mut(), settings));
     }
+    let encoder = prepare.encoder();
+    // Pieces are large: fewer of them wait per group.
+    let building = matches!(prepare, Prepare::Build(_));
+    let messages_ahead = if building { PIECES_AHEAD } else { MESSAGES_AHEAD };
     let (senders, receivers): (Vec<_>, Vec<_>) = groups
         .iter()
         .map(|_| {
-            let (to, from) = mpsc::sync_channel(MESSAGES_AHEAD);
+            let (to, from) = mpsc::sync_channel(messages_ahead);
             (Some(to), from)
         })
         .unzip();
     let senders = Mutex::new(senders);
     let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
     let budget = Arc::new(Budget::default());
-    let claims = Claims::new(groups.len(), readers, encoder.map(|_| Arc::clone(&budget)), settings.clone());
+    let claims = Claims::new(groups.len(), readers, Arc::clone(&budget), encoder.is_some(), settings.clone());
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());
             reader.spawn_scoped(scope, || {
                 let mut shelf = None;
+                let mut builder = prepare.builder();
                 while let Some(i) = claims.claim() {
                     let Some(to) = senders.lock().ok().and_then(|mut s| s.get_mut(i).and_then(Option::take)) else {
                         break; // every group is claimed
@@ -398,7 +468,8 @@ pub fn run(
                         budget,
                         settings: settings.clone(),
                     };
-                    if read_group(&groups[i], &mut forward, settings).and_then(|()| forward.finish()).is_err() {
+                    let read = read_and_end(&groups[i], &mut forward, builder.as_mut(), settings);
+                    if read.and_then(|()| forward.finish()).is_err() {
                         break; // the writer stopped
                     }
                     shelf = forward.shelf.take();
@@ -411,6 +482,9 @@ pub fn run(
                 let waiting = waiting_bytes(&message);
                 let delivered = deliver(message, dest);
                 budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
+                if building && waiting > 0 {
+                    budget.made_room();
+                }
                 delivered
             })?;
             // The channel is closed: the group's reader is done with it.

@@ -4,7 +4,7 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crate::model::Agent;
 
@@ -30,12 +30,33 @@ pub(super) struct Budget {
     pub(super) writing: AtomicUsize,
     /// Whether a temporary file could not be made or written.
     pub(super) no_files: AtomicBool,
+    /// Told when the writer has taken a message that was waiting, for groups read ahead that
+    /// wait for [`Budget::waiting`] to fall.
+    pub(super) room: (Mutex<()>, Condvar),
 }
 
 impl Budget {
     /// Whether the reading threads hold [`SPILL_BYTES`] back in files already.
     pub(super) fn spent(&self) -> bool {
         self.spilled.load(Ordering::Relaxed) >= SPILL_BYTES
+    }
+
+    /// Waits until the messages waiting in memory hold less than [`AHEAD_BYTES`], or the
+    /// writer reaches `group`.
+    pub(super) fn wait_for_room(&self, group: usize) {
+        let Ok(mut lock) = self.room.0.lock() else { return };
+        while self.waiting.load(Ordering::Relaxed) >= AHEAD_BYTES && self.writing.load(Ordering::Relaxed) != group {
+            // The timeout only guards against a wake-up missed between the check and the wait.
+            match self.room.1.wait_timeout(lock, std::time::Duration::from_millis(20)) {
+                Ok((l, _)) => lock = l,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Tells groups waiting for room that the writer took a message.
+    pub(super) fn made_room(&self) {
+        self.room.1.notify_all();
     }
 
     /// Whether groups read ahead can hold back more than [`AHEAD_BYTES`]: in files, while

@@ -134,7 +134,7 @@ fn a_bug_met_in_one_input_fails_that_input_only() {
             .map(|(i, item)| Group { items: vec![item], key: i.to_string() })
             .collect();
         let mut outcomes = Outcomes::default();
-        run(&groups, &mut outcomes, &Settings::new(readers, 1 << 20).unwrap(), None).unwrap();
+        run(&groups, &mut outcomes, &Settings::new(readers, 1 << 20).unwrap(), &Prepare::Nothing).unwrap();
         let results: Vec<_> = outcomes.0.iter().map(|(_, r)| r.clone()).collect();
         assert_eq!(results.len(), 3, "{readers} readers");
         assert!(matches!(&results[0], Err(e) if e.contains("a broken invariant")), "{results:?}");
@@ -160,7 +160,7 @@ fn each_group_ends_after_its_last_input_on_any_number_of_threads() {
     ];
     for readers in [1, 2] {
         let mut record = Record::default();
-        run(&groups, &mut record, &Settings::new(readers, 1 << 20).unwrap(), None).unwrap();
+        run(&groups, &mut record, &Settings::new(readers, 1 << 20).unwrap(), &Prepare::Nothing).unwrap();
         let marks: Vec<&str> =
             record.0.iter().map(String::as_str).filter(|m| m.starts_with("end") || m.starts_with("begin")).collect();
         let name = |n: &str| format!("{dir}{n}");
@@ -229,14 +229,18 @@ fn a_group_read_ahead_holds_back_once_the_budget_waits_in_memory() {
 #[test]
 fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
     let budget = Arc::new(Budget::default());
-    let claims = Claims::new(10_000, 2, Some(Arc::clone(&budget)), Settings::default());
+    let claims = Claims::new(10_000, 2, Arc::clone(&budget), true, Settings::default());
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD_HELD);
     budget.spilled.store(SPILL_BYTES, Ordering::Relaxed);
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "the files hold their limit");
     budget.spilled.store(0, Ordering::Relaxed);
     budget.no_files.store(true, Ordering::Relaxed);
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "no file could be made or written");
-    assert_eq!(Claims::new(10_000, 2, None, Settings::default()).ahead(), 2 * GROUPS_AHEAD, "nothing can be held back");
+    assert_eq!(
+        Claims::new(10_000, 2, budget, false, Settings::default()).ahead(),
+        2 * GROUPS_AHEAD,
+        "nothing can be held back"
+    );
 }
 
 #[test]

@@ -6,10 +6,11 @@ use std::io;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use super::columns::{EventColumns, event_schema, plain, session_batch, session_schema};
-use super::{BATCH_BYTES, BATCH_ROWS, io_error};
+use super::columns::{event_schema, plain, session_batch, session_schema};
+use super::io_error;
+use super::pieces::Gathered;
 use crate::model::{Diagnostic, Event};
-use crate::write::{EventSink, Sessions};
+use crate::write::{Builders, EventSink, Piece};
 
 /// Which table [`Batches`] builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,55 +36,54 @@ impl Table {
 /// batch when the sink finishes (sessions are summed over all their inputs).
 pub struct Batches<F> {
     table: Table,
-    columns: EventColumns,
-    sessions: Sessions,
+    gathered: Gathered,
     give: F,
 }
 
 impl<F: FnMut(RecordBatch) -> io::Result<()>> Batches<F> {
     /// A sink that builds `table`.
     pub fn new(table: Table, give: F) -> Self {
-        Batches { table, columns: EventColumns::new(true, false), sessions: Sessions::default(), give }
+        Batches { table, gathered: Gathered::new(true, table == Table::Events), give }
     }
 
-    fn give_events(&mut self) -> io::Result<()> {
-        if self.columns.rows() == 0 {
-            return Ok(());
-        }
-        let batch = self.columns.finish().map_err(io_error)?;
-        (self.give)(batch)
+    fn give(&mut self, batch: Option<RecordBatch>) -> io::Result<()> {
+        batch.map_or(Ok(()), |batch| (self.give)(batch))
     }
 }
 
 impl<F: FnMut(RecordBatch) -> io::Result<()>> EventSink for Batches<F> {
     fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.sessions.begin_source();
+        self.gathered.begin_source();
         Ok(())
     }
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        match self.table {
-            Table::Sessions => self.sessions.observe(event),
-            Table::Events => {
-                self.columns.append(event);
-                if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
-                    self.give_events()?;
-                }
-            }
-        }
-        Ok(())
+        let batch = self.gathered.event(event)?;
+        self.give(batch)
+    }
+
+    fn builders(&mut self) -> Option<Builders> {
+        Some(self.gathered.builders())
+    }
+
+    fn piece(&mut self, piece: Piece) -> io::Result<()> {
+        let batch = self.gathered.piece(piece)?;
+        self.give(batch)
     }
 
     fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.sessions.end_source(lines, diagnostics);
+        self.gathered.end_source(lines, diagnostics);
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         match self.table {
-            Table::Events => self.give_events(),
+            Table::Events => {
+                let rest = self.gathered.rest()?;
+                self.give(rest)
+            }
             Table::Sessions => {
-                let summaries = std::mem::take(&mut self.sessions).finish();
+                let summaries = std::mem::take(&mut self.gathered.sessions).finish();
                 let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true, false).map_err(io_error)?;
                 (self.give)(batch)
             }

@@ -4,11 +4,15 @@ use std::io::{self, Write};
 
 use arrow_ipc::writer::{FileWriter, StreamWriter};
 
-use super::columns::{EventColumns, event_schema, plain, session_batch};
-use super::{BATCH_BYTES, BATCH_ROWS, io_error};
+use arrow_array::RecordBatch;
+
+use super::columns::{event_schema, plain, session_batch};
+use super::io_error;
+use super::pieces::Gathered;
 use crate::model::{Diagnostic, Event};
 use crate::write::{
-    AtomicFile, EventSink, Pending, Sessions, Target, WriteError, is_directory_target, not_a_directory, sessions_beside,
+    AtomicFile, Builders, EventSink, Pending, Piece, Target, WriteError, is_directory_target, not_a_directory,
+    sessions_beside,
 };
 
 /// Arrow IPC holds the [`plain`] schema: a reader needs no support for dictionary deltas or
@@ -18,24 +22,14 @@ pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteErro
     Ok(match target {
         Target::Stream(out) => {
             let writer = StreamWriter::try_new(out, &schema).map_err(io_error)?;
-            Box::new(Ipc {
-                out: Some(Out::Stream(writer)),
-                columns: EventColumns::new(true, false),
-                sessions: Sessions::default(),
-                sessions_path: None,
-            })
+            Box::new(Ipc { out: Some(Out::Stream(writer)), gathered: Gathered::new(true, true), sessions_path: None })
         }
         Target::Path(path) if is_directory_target(&path) => return Err(not_a_directory(&path, "arrow")),
         Target::Path(path) => {
             let sessions_path = sessions_beside(&path);
             let file = AtomicFile::create(&path)?;
             let writer = FileWriter::try_new(file, &schema).map_err(io_error)?;
-            Box::new(Ipc {
-                out: Some(Out::File(writer)),
-                columns: EventColumns::new(true, false),
-                sessions: Sessions::default(),
-                sessions_path,
-            })
+            Box::new(Ipc { out: Some(Out::File(writer)), gathered: Gathered::new(true, true), sessions_path })
         }
     })
 }
@@ -47,18 +41,14 @@ enum Out<'w> {
 
 struct Ipc<'w> {
     out: Option<Out<'w>>,
-    columns: EventColumns,
-    sessions: Sessions,
+    gathered: Gathered,
     /// Where the sessions go; `None` on a stream.
     sessions_path: Option<std::path::PathBuf>,
 }
 
 impl Ipc<'_> {
-    fn flush_batch(&mut self) -> io::Result<()> {
-        if self.columns.rows() == 0 {
-            return Ok(());
-        }
-        let batch = self.columns.finish().map_err(io_error)?;
+    fn write(&mut self, batch: Option<RecordBatch>) -> io::Result<()> {
+        let Some(batch) = batch else { return Ok(()) };
         match self.out.as_mut().expect("no write after finish") {
             Out::Stream(w) => w.write(&batch),
             Out::File(w) => w.write(&batch),
@@ -69,26 +59,32 @@ impl Ipc<'_> {
 
 impl EventSink for Ipc<'_> {
     fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.sessions.begin_source();
+        self.gathered.begin_source();
         Ok(())
     }
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        self.sessions.observe(event);
-        self.columns.append(event);
-        if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
-            self.flush_batch()?;
-        }
-        Ok(())
+        let batch = self.gathered.event(event)?;
+        self.write(batch)
+    }
+
+    fn builders(&mut self) -> Option<Builders> {
+        Some(self.gathered.builders())
+    }
+
+    fn piece(&mut self, piece: Piece) -> io::Result<()> {
+        let batch = self.gathered.piece(piece)?;
+        self.write(batch)
     }
 
     fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.sessions.end_source(lines, diagnostics);
+        self.gathered.end_source(lines, diagnostics);
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.flush_batch()?;
+        let rest = self.gathered.rest()?;
+        self.write(rest)?;
         let mut files = Vec::new();
         match self.out.take().expect("finish is called once") {
             Out::Stream(mut w) => w.finish().map_err(io_error)?,
@@ -98,7 +94,7 @@ impl EventSink for Ipc<'_> {
             }
         }
         if let Some(path) = self.sessions_path.take() {
-            let summaries = std::mem::take(&mut self.sessions).finish();
+            let summaries = std::mem::take(&mut self.gathered.sessions).finish();
             let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true, false).map_err(io_error)?;
             let file = AtomicFile::create(&path)?;
             let mut w = FileWriter::try_new(file, &batch.schema()).map_err(io_error)?;

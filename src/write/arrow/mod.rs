@@ -24,14 +24,15 @@
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 
-#[cfg(feature = "parquet")]
-mod background;
 mod batches;
 mod columns;
 mod ipc;
 mod lines;
 #[cfg(feature = "parquet")]
 mod parquet;
+mod pieces;
+#[cfg(feature = "parquet")]
+mod row_groups;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -13,20 +13,17 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
-use super::background::Background;
+use arrow_array::RecordBatch;
+
 use super::columns::{EventColumns, event_schema, metadata, plain, session_batch, session_schema};
+use super::pieces::Gathered;
+use super::row_groups::{ROW_GROUP_BYTES, ROW_GROUP_ROWS, RowGroups};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Agent, Diagnostic, Event, SessionSummary};
 use crate::write::{
-    AtomicFile, EventSink, Options, PartitionKey, Pending, Sessions, Target, WriteError, is_directory_target,
-    not_a_directory, sessions_beside, unsupported,
+    AtomicFile, Builders, EventSink, Options, PartitionKey, Pending, Piece, Sessions, Target, WriteError,
+    is_directory_target, not_a_directory, sessions_beside, unsupported,
 };
-
-/// Rows per row group.
-const ROW_GROUP_ROWS: usize = 128 * 1024;
-
-/// Bytes per row group, before compression.
-const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// Partition files open at once in a dataset; the least recently used is closed beyond that.
 const MAX_OPEN_PARTITIONS: usize = 8;
@@ -78,8 +75,8 @@ fn properties(table: &str) -> WriterProperties {
 pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSink + 'w>, WriteError> {
     match target {
         Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(out, true, options.threads > 1)?),
-            sessions: Sessions::default(),
+            events: Some(EventFile::new(out, true, options.threads)?),
+            gathered: Gathered::new(true, true),
             sessions_path: None,
         })),
         Target::Stream(_) => Err(unsupported("--partition-by without -o DIR", "parquet")),
@@ -87,38 +84,28 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSi
             Err(not_a_directory(&path, "parquet"))
         }
         Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
-            events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.threads > 1)?),
-            sessions: Sessions::default(),
+            events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.threads)?),
+            gathered: Gathered::new(true, true),
             sessions_path: sessions_beside(&path),
         })),
         Target::Path(root) => Ok(Box::new(Partitioned::new(root, options))),
     }
 }
 
-/// One Parquet file of events, fed batch by batch.
+/// One Parquet file of events, fed event by event or batch by batch.
 struct EventFile<W: Write + Send> {
-    writer: Encoding<W>,
+    writer: RowGroups<W>,
     columns: EventColumns,
 }
 
-/// Where an events file's batches are encoded and compressed.
-enum Encoding<W: Write + Send> {
-    /// On the caller's thread.
-    Here(Box<ArrowWriter<W>>),
-    /// On a thread of its own, while the caller builds the next batch.
-    Background(Background<W>),
-}
-
 impl<W: Write + Send> EventFile<W> {
-    /// An events file; `background` encodes on a thread of its own.
-    fn new(out: W, with_agent: bool, background: bool) -> io::Result<Self> {
+    /// An events file; with more than one of the run's `threads`, its columns are encoded on
+    /// as many threads of their own.
+    fn new(out: W, with_agent: bool, threads: usize) -> io::Result<Self> {
         let schema = event_schema(with_agent);
         let options = options("events", &schema);
-        let writer = if background {
-            Encoding::Background(Background::new(out, schema, options)?)
-        } else {
-            Encoding::Here(Box::new(ArrowWriter::try_new_with_options(out, schema, options).map_err(io_error)?))
-        };
+        let pool = if threads > 1 { threads } else { 0 };
+        let writer = RowGroups::new(out, schema, options, pool).map_err(io_error)?;
         Ok(EventFile { writer, columns: EventColumns::new(with_agent, false) })
     }
 
@@ -133,31 +120,27 @@ impl<W: Write + Send> EventFile<W> {
     fn flush_batch(&mut self) -> io::Result<()> {
         if self.columns.rows() > 0 {
             let batch = self.columns.finish().map_err(io_error)?;
-            match &mut self.writer {
-                Encoding::Here(writer) => writer.write(&batch).map_err(io_error)?,
-                Encoding::Background(writer) => writer.write(batch)?,
-            }
+            self.writer.write(&batch).map_err(io_error)?;
         }
         Ok(())
     }
 
-    /// Bytes written to the file so far, plus what its open row group holds; `None` while the
-    /// batches are encoded in the background, which could not tell the same number every run.
+    /// Writes a batch built elsewhere, after those appended before.
+    fn write(&mut self, batch: &RecordBatch) -> io::Result<()> {
+        self.flush_batch()?;
+        self.writer.write(batch).map_err(io_error)
+    }
+
+    /// Bytes written to the file so far, plus what its open row group holds; `None` while
+    /// columns are encoded on other threads, which could not tell the same number every run.
     fn size(&self) -> Option<usize> {
-        match &self.writer {
-            Encoding::Here(writer) => Some(writer.bytes_written() + writer.in_progress_size()),
-            Encoding::Background(_) => None,
-        }
+        self.writer.size()
     }
 
     /// Writes the rest and the footer; returns the output.
     fn close(mut self) -> io::Result<W> {
         self.flush_batch()?;
-        match self.writer {
-            // `into_inner` flushes the open row group and writes the footer.
-            Encoding::Here(writer) => writer.into_inner().map_err(io_error),
-            Encoding::Background(writer) => writer.close(),
-        }
+        self.writer.finish().map_err(io_error)
     }
 }
 
@@ -175,9 +158,16 @@ fn write_sessions(path: &Path, sessions: &[&SessionSummary], with_agent: bool) -
 /// One events file, and its sessions beside it unless it is a stream.
 struct Single<W: Write + Send> {
     events: Option<EventFile<W>>,
-    sessions: Sessions,
+    gathered: Gathered,
     /// Where the sessions go; `None` on a stream.
     sessions_path: Option<PathBuf>,
+}
+
+impl<W: Write + Send> Single<W> {
+    fn write(&mut self, batch: Option<RecordBatch>) -> io::Result<()> {
+        let events = self.events.as_mut().expect("no event after finish");
+        batch.map_or(Ok(()), |batch| events.write(&batch))
+    }
 }
 
 /// How a finished events output is completed: a file is closed, to be renamed into place
@@ -200,25 +190,36 @@ impl Complete for Box<dyn Write + Send + '_> {
 
 impl<W: Write + Send + Complete> EventSink for Single<W> {
     fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.sessions.begin_source();
+        self.gathered.begin_source();
         Ok(())
     }
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
-        self.sessions.observe(event);
-        self.events.as_mut().expect("no event after finish").append(event)
+        let batch = self.gathered.event(event)?;
+        self.write(batch)
+    }
+
+    fn builders(&mut self) -> Option<Builders> {
+        Some(self.gathered.builders())
+    }
+
+    fn piece(&mut self, piece: Piece) -> io::Result<()> {
+        let batch = self.gathered.piece(piece)?;
+        self.write(batch)
     }
 
     fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.sessions.end_source(lines, diagnostics);
+        self.gathered.end_source(lines, diagnostics);
         Ok(())
     }
 
     fn finish(&mut self) -> io::Result<()> {
+        let rest = self.gathered.rest()?;
+        self.write(rest)?;
         let mut files: Vec<Pending> =
             self.events.take().expect("finish is called once").close()?.complete()?.into_iter().collect();
         if let Some(path) = self.sessions_path.take() {
-            let summaries = std::mem::take(&mut self.sessions).finish();
+            let summaries = std::mem::take(&mut self.gathered.sessions).finish();
             files.push(write_sessions(&path, &summaries.iter().collect::<Vec<_>>(), true)?);
         }
         // Both files get their final names only once both are complete.
@@ -334,7 +335,7 @@ impl EventSink for Partitioned {
             }
             let path = self.part_path("events", &dir);
             // Part files are cut at a size, which must be known exactly: no background encoding.
-            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), false)?;
+            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), 1)?;
             self.open.insert(dir.clone(), (file, 0));
         }
         self.tick += 1;
