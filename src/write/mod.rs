@@ -99,9 +99,9 @@ pub struct Options {
     /// Names the files of this run in a partitioned dataset (`part-<run_id>-<n>`); derived
     /// from the inputs, so that the same inputs give the same names.
     pub run_id: String,
-    /// The run's threads: with more than one, the writer may work on a thread of its own beside
-    /// the caller's (Parquet encodes there); 0 or 1 writes on the caller's thread. The output is
-    /// the same either way.
+    /// The run's threads: with more than one, the writer may work on threads of its own beside
+    /// the caller's (a Parquet file encodes its columns there); 0 or 1 writes on the caller's
+    /// thread. The output is the same either way.
     pub threads: usize,
     /// What Markdown and HTML transcripts show.
     pub transcript: TranscriptOptions,

@@ -12,7 +12,7 @@ use super::{Built, Message};
 /// messages back in files; bounds memory together with [`MESSAGES_AHEAD`].
 pub(super) const GROUPS_AHEAD: usize = 4;
 
-/// The same while it can: their encoded events wait in memory up to [`AHEAD_BYTES`], then in
+/// The same while it can: their encoded events wait in memory up to `AHEAD_BYTES`, then in
 /// files. Reading far ahead keeps every thread busy while one reads a large input.
 pub(super) const GROUPS_AHEAD_HELD: usize = 1024;
 
@@ -25,6 +25,18 @@ pub(super) fn waiting_bytes(message: &Message) -> u64 {
     }
 }
 
+/// How far ahead of the writer groups may be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reach {
+    /// [`GROUPS_AHEAD`] per reader: what they read waits in memory, bounded by the channels.
+    Near,
+    /// [`GROUPS_AHEAD_HELD`] while the encoded events they read can be held back in files.
+    WhileHeldBack,
+    /// [`GROUPS_AHEAD_HELD`]: what they read waits in memory, bounded in bytes
+    /// ([`Budget::wait_for_room`]).
+    Far,
+}
+
 /// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] (or
 /// [`GROUPS_AHEAD_HELD`]) per reader beyond the group being written.
 pub(super) struct Claims {
@@ -34,8 +46,8 @@ pub(super) struct Claims {
     pub(super) groups: usize,
     /// What groups read ahead hold back or keep waiting.
     pub(super) budget: Arc<Budget>,
-    /// Whether they can hold messages back in files (with an encoder).
-    pub(super) spills: bool,
+    /// How far ahead of the writer they may read.
+    pub(super) reach: Reach,
     pub(super) settings: Settings,
 }
 
@@ -46,19 +58,22 @@ pub(super) struct ClaimState {
 }
 
 impl Claims {
-    /// Claims of `groups` for `readers` threads, which read further ahead while they `spill`
-    /// and `budget` says they can hold messages back.
-    pub(super) fn new(groups: usize, readers: usize, budget: Arc<Budget>, spills: bool, settings: Settings) -> Self {
+    /// Claims of `groups` for `readers` threads, which read as far ahead as their `reach`.
+    pub(super) fn new(groups: usize, readers: usize, budget: Arc<Budget>, reach: Reach, settings: Settings) -> Self {
         let state = ClaimState { next: 0, writing: 0, stopped: false };
         let mutex = Mutex::new(state);
-        let claims = Claims { state: mutex, changed: Condvar::new(), readers, groups, budget, spills, settings };
+        let claims = Claims { state: mutex, changed: Condvar::new(), readers, groups, budget, reach, settings };
         claims.update(|_| {});
         claims
     }
 
     /// Groups the readers may start beyond the one being written, now.
     pub(super) fn ahead(&self) -> usize {
-        let far = self.spills && self.budget.can_hold_back();
+        let far = match self.reach {
+            Reach::Near => false,
+            Reach::WhileHeldBack => self.budget.can_hold_back(),
+            Reach::Far => true,
+        };
         self.readers * if far { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD }
     }
 

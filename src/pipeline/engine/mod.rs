@@ -22,7 +22,7 @@ mod spill;
 use building::Building;
 pub use building::Built;
 
-use claims::{Claims, waiting_bytes};
+use claims::{Claims, Reach, waiting_bytes};
 use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
 
 use super::detect::{Chosen, choose_reader, open};
@@ -199,7 +199,7 @@ const ENCODED_CHUNK_BYTES: usize = 256 * 1024;
 const MESSAGES_AHEAD: usize = 16;
 
 /// The same when the messages are pieces built for the writer (each up to a record batch).
-const PIECES_AHEAD: usize = 4;
+const PIECES_AHEAD: usize = 16;
 
 /// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
 /// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
@@ -442,7 +442,13 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
     let senders = Mutex::new(senders);
     let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
     let budget = Arc::new(Budget::default());
-    let claims = Claims::new(groups.len(), readers, Arc::clone(&budget), encoder.is_some(), settings.clone());
+    let reach = match prepare {
+        Prepare::Nothing => Reach::Near,
+        Prepare::Encode(_) => Reach::WhileHeldBack,
+        // Pieces read ahead wait for room in memory.
+        Prepare::Build(_) => Reach::Far,
+    };
+    let claims = Claims::new(groups.len(), readers, Arc::clone(&budget), reach, settings.clone());
     thread::scope(|scope| {
         for _ in 0..readers.min(groups.len()) {
             let reader = thread::Builder::new().name("agentlog-read".into());

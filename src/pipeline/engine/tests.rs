@@ -229,7 +229,7 @@ fn a_group_read_ahead_holds_back_once_the_budget_waits_in_memory() {
 #[test]
 fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
     let budget = Arc::new(Budget::default());
-    let claims = Claims::new(10_000, 2, Arc::clone(&budget), true, Settings::default());
+    let claims = Claims::new(10_000, 2, Arc::clone(&budget), Reach::WhileHeldBack, Settings::default());
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD_HELD);
     budget.spilled.store(SPILL_BYTES, Ordering::Relaxed);
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "the files hold their limit");
@@ -237,10 +237,12 @@ fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
     budget.no_files.store(true, Ordering::Relaxed);
     assert_eq!(claims.ahead(), 2 * GROUPS_AHEAD, "no file could be made or written");
     assert_eq!(
-        Claims::new(10_000, 2, budget, false, Settings::default()).ahead(),
+        Claims::new(10_000, 2, Arc::clone(&budget), Reach::Near, Settings::default()).ahead(),
         2 * GROUPS_AHEAD,
         "nothing can be held back"
     );
+    let far = Claims::new(10_000, 2, Arc::clone(&budget), Reach::Far, Settings::default());
+    assert_eq!(far.ahead(), 2 * GROUPS_AHEAD_HELD, "pieces wait in memory, bounded in bytes");
 }
 
 #[test]

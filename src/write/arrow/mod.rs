@@ -16,11 +16,14 @@
 //! file or Arrow IPC stream).
 //!
 //! Memory: events are buffered in column builders until 8192 rows or 16 MiB of text, then
-//! handed to the file writer as one record batch; Parquet row groups are flushed at 128 Ki rows
-//! or 64 MiB. A partitioned dataset keeps at most 8 partition files open. Session summaries are
-//! held until the end (one small record per session). With more than one of the run's
-//! [`Options::threads`] a single Parquet file is encoded and compressed on a thread of its own
-//! (`background.rs`), one batch behind the one being built; the bytes are the same.
+//! handed to the file writer as one record batch; a batch also ends with each group of inputs.
+//! Given builders ([`crate::write::EventSink::builders`]), the reading threads build the batches
+//! and the sessions' summaries of their own groups. Parquet row groups are cut between batches
+//! once they hold 128 Ki rows or 64 MiB of Arrow data; with more than one of the run's
+//! [`Options::threads`], a single Parquet file encodes and compresses its columns on as many
+//! threads of its own (`row_groups.rs`); the bytes are the same. A partitioned dataset keeps at
+//! most 8 partition files open and encodes on the caller's thread, since its part files are cut
+//! at an exact size. Session summaries are held until the end (one small record per session).
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 
