@@ -122,7 +122,15 @@ fn io_error(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> io::Error
         Ok(io) => return *io,
         Err(e) => e,
     };
-    // Arrow wraps the writer's I/O errors; a closed pipe must stay a closed pipe.
+    // Parquet and Arrow wrap the writer's I/O errors; a closed pipe must stay a closed pipe.
+    #[cfg(feature = "parquet")]
+    let e = match e.downcast::<::parquet::errors::ParquetError>() {
+        Ok(parquet) => match *parquet {
+            ::parquet::errors::ParquetError::External(inner) => return io_error(inner),
+            other => return io::Error::other(other),
+        },
+        Err(e) => e,
+    };
     match e.downcast::<arrow_schema::ArrowError>() {
         Ok(arrow) => match *arrow {
             arrow_schema::ArrowError::IoError(_, io) => io,
