@@ -21,6 +21,7 @@ pub(super) fn waiting_bytes(message: &Message) -> u64 {
     match message {
         Message::Encoded(encoded) => encoded.bytes.capacity() as u64,
         Message::Built(Built { piece: Some(piece), .. }) => piece.bytes as u64,
+        Message::Kept(messages) => messages.iter().map(waiting_bytes).sum(),
         _ => 0,
     }
 }

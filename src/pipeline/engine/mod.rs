@@ -15,6 +15,7 @@ use crate::redact::Redactor;
 use crate::stats::filter::Gate;
 use crate::write::{Build, Builders, Encoder};
 
+mod backlog;
 mod building;
 mod claims;
 mod spill;
@@ -170,6 +171,8 @@ enum Message {
     End(Outcome),
     /// Messages held back in a temporary file while the writer was busy with earlier groups.
     Spilled(Spill),
+    /// Messages kept in memory while the group's channel was full, in order.
+    Kept(Vec<Message>),
 }
 
 /// The error of a reading thread whose writer has gone.
@@ -186,6 +189,7 @@ fn deliver(message: Message, dest: &mut dyn Destination) -> io::Result<()> {
         Message::Built(built) => dest.built(built),
         Message::End(outcome) => dest.end(outcome),
         Message::Spilled(spill) => spill.deliver(dest),
+        Message::Kept(messages) => messages.into_iter().try_for_each(|message| deliver(message, dest)),
     }
 }
 
@@ -219,14 +223,19 @@ struct Forward {
     spill: Option<Spill>,
     /// The reading thread's file for held-back messages, kept from group to group.
     shelf: Option<Shelf>,
-    /// What is held back at the end of the group, when the channel is full.
-    last: Arc<Mutex<Option<Spill>>>,
+    /// What is held back or kept at the end of the group, when the channel is full.
+    last: Arc<Mutex<Option<Message>>>,
+    /// With builders: messages kept while the channel is full ([`backlog`]); `None` otherwise.
+    backlog: Option<backlog::Backlog>,
     budget: Arc<Budget>,
     settings: Settings,
 }
 
 impl Forward {
     fn send(&mut self, message: Message) -> io::Result<()> {
+        if self.backlog.is_some() {
+            return self.send_in_order(message);
+        }
         if let Some(spill) = self.spill.take() {
             if spill.is_full() {
                 self.to.send(Message::Spilled(spill)).map_err(stopped)?;
@@ -273,13 +282,9 @@ impl Forward {
         })
     }
 
-    /// Sends `message`, waiting for the writer if need be; a piece of a group read ahead of the
-    /// writer waits too while those waiting hold [`AHEAD_BYTES`].
+    /// Sends `message`, waiting for the writer if need be.
     fn put(&self, message: Message) -> io::Result<()> {
         let waiting = waiting_bytes(&message);
-        if waiting > 0 && matches!(message, Message::Built(_)) {
-            self.budget.wait_for_room(self.group);
-        }
         self.budget.waiting.fetch_add(waiting, Ordering::Relaxed);
         self.to.send(message).map_err(|e| {
             self.budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
@@ -297,11 +302,14 @@ impl Forward {
     /// which the writer looks in once the channel is closed. A group read ahead of the writer
     /// thus never waits for it at its end.
     fn finish(&mut self) -> io::Result<()> {
+        if self.backlog.is_some() {
+            return self.finish_backlog();
+        }
         let Some(spill) = self.spill.take() else { return Ok(()) };
         match self.to.try_send(Message::Spilled(spill)) {
             Ok(()) => Ok(()),
-            Err(TrySendError::Full(Message::Spilled(spill))) => {
-                *self.last.lock().map_err(|_| io::Error::other("the writer panicked"))? = Some(spill);
+            Err(TrySendError::Full(spilled)) => {
+                *self.last.lock().map_err(|_| io::Error::other("the writer panicked"))? = Some(spilled);
                 Ok(())
             }
             Err(e) => Err(stopped(e)),
@@ -440,7 +448,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
         })
         .unzip();
     let senders = Mutex::new(senders);
-    let lasts: Vec<Arc<Mutex<Option<Spill>>>> = groups.iter().map(|_| Arc::default()).collect();
+    let lasts: Vec<Arc<Mutex<Option<Message>>>> = groups.iter().map(|_| Arc::default()).collect();
     let budget = Arc::new(Budget::default());
     let reach = match prepare {
         Prepare::Nothing => Reach::Near,
@@ -471,6 +479,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
                         spill: None,
                         shelf,
                         last,
+                        backlog: building.then(Default::default),
                         budget,
                         settings: settings.clone(),
                     };
@@ -495,7 +504,12 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
             })?;
             // The channel is closed: the group's reader is done with it.
             let last = lasts[i].lock().map_err(|_| io::Error::other("a reading thread panicked"))?.take();
-            last.map_or(Ok(()), |spill| spill.deliver(dest))?;
+            if let Some(message) = last {
+                let waiting = waiting_bytes(&message);
+                deliver(message, dest)?;
+                budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
+                budget.made_room();
+            }
             dest.end_group()
         });
         // Stopping the claims and dropping the receivers stops the readers, also on error.

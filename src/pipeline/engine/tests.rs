@@ -69,6 +69,7 @@ fn forward(to: SyncSender<Message>, encoder: Option<Encoder>, spilled: u64) -> F
         spill: None,
         shelf: None,
         last,
+        backlog: None,
         budget,
         settings,
     }
@@ -263,8 +264,30 @@ fn a_group_ends_without_waiting_for_a_busy_writer() {
     let last = forward.last.lock().unwrap().take().expect("the held messages are left aside");
     let mut record = Record::default();
     assert!(!drain(&from, &mut record));
-    last.deliver(&mut record).unwrap();
+    deliver(last, &mut record).unwrap();
     assert_eq!(record.0, ["begin a", r#"encoded one ["s1"]"#, "end a"]);
+}
+
+#[test]
+fn a_group_read_ahead_with_builders_keeps_its_messages_instead_of_waiting() {
+    let (to, from) = mpsc::sync_channel(1);
+    let mut forward = forward(to, None, 0);
+    forward.backlog = Some(Default::default());
+    forward.group = 3; // the writer is at group 0
+    let (done, finished) = mpsc::channel();
+    thread::spawn(move || {
+        for name in ["a", "b", "c"] {
+            forward.send(Message::Begin(name.to_owned())).unwrap();
+        }
+        forward.finish().unwrap();
+        let _ = done.send(forward);
+    });
+    let forward = finished.recv_timeout(std::time::Duration::from_secs(10)).expect("a full channel made it wait");
+    let mut record = Record::default();
+    assert!(!drain(&from, &mut record));
+    let last = forward.last.lock().unwrap().take().expect("the kept messages are left aside");
+    deliver(last, &mut record).unwrap();
+    assert_eq!(record.0, ["begin a", "begin b", "begin c"], "in order");
 }
 
 #[test]
