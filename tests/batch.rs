@@ -134,6 +134,36 @@ fn one_thread_and_four_threads_write_the_same_bytes() {
     let one = parquet("1");
     assert!(one == parquet("2"), "Parquet differs between --jobs 1 and --jobs 2");
     assert!(one == parquet("4"), "Parquet differs between --jobs 1 and --jobs 4");
+    // A partitioned dataset: the same files with the same bytes.
+    let dataset = |jobs: &str| {
+        let root = dir.path().join(format!("dataset-{jobs}"));
+        convert(&[
+            "--jobs",
+            jobs,
+            "--to",
+            "parquet",
+            "--partition-by",
+            "agent,date",
+            "-o",
+            &format!("{}/", root.display()),
+        ]);
+        let mut files = std::collections::BTreeMap::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(d).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.insert(path.strip_prefix(&root).unwrap().to_owned(), std::fs::read(&path).unwrap());
+                }
+            }
+        }
+        files
+    };
+    let one = dataset("1");
+    assert!(one.len() > 10, "{} files", one.len());
+    assert!(one == dataset("4"), "the partitioned dataset differs between --jobs 1 and --jobs 4");
 }
 
 #[test]

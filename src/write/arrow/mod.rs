@@ -33,6 +33,8 @@ mod ipc;
 mod lines;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "parquet")]
+mod partition;
 mod pieces;
 #[cfg(feature = "parquet")]
 mod row_groups;

@@ -5,7 +5,6 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use arrow_schema::Schema;
-use chrono::NaiveDate;
 use parquet::arrow::arrow_writer::ArrowWriterOptions;
 use parquet::arrow::{ArrowWriter, add_encoded_arrow_schema_to_metadata};
 use parquet::basic::{Compression, ZstdLevel};
@@ -16,13 +15,14 @@ use parquet::schema::types::ColumnPath;
 use arrow_array::RecordBatch;
 
 use super::columns::{EventColumns, event_schema, metadata, plain, session_batch, session_schema};
+use super::partition::{NULL_PARTITION, PartitionBuilder, PartitionPart, Partitioner};
 use super::pieces::Gathered;
 use super::row_groups::{ROW_GROUP_BYTES, ROW_GROUP_ROWS, RowGroups};
 use super::{BATCH_BYTES, BATCH_ROWS, io_error};
-use crate::model::{Agent, Diagnostic, Event, SessionSummary};
+use crate::model::{Diagnostic, Event, SessionSummary};
 use crate::write::{
-    AtomicFile, Builders, EventSink, Options, PartitionKey, Pending, Piece, Sessions, Target, WriteError,
-    is_directory_target, not_a_directory, sessions_beside, unsupported,
+    AtomicFile, Builders, EventSink, Options, Pending, Piece, Sessions, Target, WriteError, is_directory_target,
+    not_a_directory, sessions_beside, unsupported,
 };
 
 /// Partition files open at once in a dataset; the least recently used is closed beyond that.
@@ -38,9 +38,6 @@ const FREE_TEXT: [&str; 9] =
 
 /// Identifier columns whose values are unique or nearly so: no dictionary pages.
 const UNIQUE: [&str; 4] = ["id", "record_id", "parent_record_id", "call_id"];
-
-/// The value Hive and Spark use for a missing partition value.
-const NULL_PARTITION: &str = "__HIVE_DEFAULT_PARTITION__";
 
 /// How a file of `schema` is written: the properties below, and as the Arrow schema that
 /// readers are given, the [`plain`] one.
@@ -230,19 +227,16 @@ impl<W: Write + Send + Complete> EventSink for Single<W> {
 /// A Hive-style dataset: `ROOT/events/agent=…/date=…/part-<run>-<n>.parquet` and `ROOT/sessions/…`.
 struct Partitioned {
     root: PathBuf,
-    keys: Vec<PartitionKey>,
     /// Names part files, so that runs over other inputs add files instead of replacing them.
     run: String,
+    partitioner: Partitioner,
     /// Open partition files by directory, with the tick of their last use.
     open: BTreeMap<String, (EventFile<AtomicFile>, u64)>,
     tick: u64,
     next_part: HashMap<String, u32>,
     sessions: Sessions,
-    /// Last known date per session, for events the source gives no time (old Codex files).
-    last_date: HashMap<(Agent, String), NaiveDate>,
-    /// The last event's agent, session, partition date and directory: events come in runs of one
-    /// session and day, which then need no lookup.
-    last: Option<(Agent, String, Option<NaiveDate>, String)>,
+    /// Whether the events come built ([`EventSink::builders`]), and their sessions with them.
+    built: bool,
     /// Part files complete but not yet renamed, closed so that they hold no file descriptor.
     pending: Vec<Pending>,
 }
@@ -251,55 +245,15 @@ impl Partitioned {
     fn new(root: PathBuf, options: &Options) -> Self {
         Partitioned {
             root,
-            keys: options.partition_by.clone(),
             run: options.run_id.clone(),
+            partitioner: Partitioner::new(options.partition_by.clone()),
             open: BTreeMap::new(),
             tick: 0,
             next_part: HashMap::new(),
             sessions: Sessions::default(),
-            last_date: HashMap::new(),
-            last: None,
+            built: false,
             pending: Vec::new(),
         }
-    }
-
-    fn with_agent(&self) -> bool {
-        !self.keys.contains(&PartitionKey::Agent)
-    }
-
-    /// The partition directory of an event, relative to the table: `agent=codex/date=2026-02-23`.
-    fn partition(&mut self, event: &Event) -> String {
-        let date = event.timestamp.map(|t| t.date_naive());
-        if let Some((agent, session, last_date, dir)) = &self.last
-            && *agent == event.agent
-            && *session == event.session_id
-            && (date.is_none() || date == *last_date)
-        {
-            return dir.clone();
-        }
-        let key = (event.agent, event.session_id.clone());
-        let date = match date {
-            Some(date) => {
-                self.last_date.insert(key.clone(), date);
-                Some(date)
-            }
-            None => self.last_date.get(&key).copied(),
-        };
-        let text = date.map_or_else(|| NULL_PARTITION.to_owned(), |d| d.format("%Y-%m-%d").to_string());
-        let dir = self.path_of(event.agent, &text);
-        self.last = Some((key.0, key.1, date, dir.clone()));
-        dir
-    }
-
-    fn path_of(&self, agent: Agent, date: &str) -> String {
-        self.keys
-            .iter()
-            .map(|k| match k {
-                PartitionKey::Agent => format!("agent={}", agent.as_str()),
-                PartitionKey::Date => format!("date={date}"),
-            })
-            .collect::<Vec<_>>()
-            .join("/")
     }
 
     fn part_path(&mut self, table: &str, dir: &str) -> PathBuf {
@@ -307,6 +261,33 @@ impl Partitioned {
         let path = self.root.join(table).join(dir).join(format!("part-{}-{n:04}.parquet", self.run));
         *n += 1;
         path
+    }
+
+    /// The open part file of a partition directory, opened (closing the least recently used
+    /// beyond [`MAX_OPEN_PARTITIONS`]) if need be.
+    fn file(&mut self, dir: &str) -> io::Result<&mut EventFile<AtomicFile>> {
+        if !self.open.contains_key(dir) {
+            if self.open.len() >= MAX_OPEN_PARTITIONS {
+                let oldest = self.open.iter().min_by_key(|(_, (_, used))| *used).map(|(d, _)| d.clone());
+                if let Some(oldest) = oldest {
+                    self.close(&oldest)?;
+                }
+            }
+            let path = self.part_path("events", dir);
+            // Part files are cut at a size, which must be known exactly: encoded here.
+            let file = EventFile::new(AtomicFile::create(&path)?, self.partitioner.with_agent(), 1)?;
+            self.open.insert(dir.to_owned(), (file, 0));
+        }
+        self.tick += 1;
+        let (file, used) = self.open.get_mut(dir).expect("opened above");
+        *used = self.tick;
+        Ok(file)
+    }
+
+    /// Closes a partition's part file once it holds [`PART_FILE_BYTES`].
+    fn close_if_full(&mut self, dir: &str) -> io::Result<()> {
+        let full = self.open.get(dir).is_some_and(|(file, _)| file.size().is_some_and(|s| s >= PART_FILE_BYTES));
+        if full { self.close(dir) } else { Ok(()) }
     }
 
     fn close(&mut self, dir: &str) -> io::Result<()> {
@@ -319,37 +300,40 @@ impl Partitioned {
 
 impl EventSink for Partitioned {
     fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.sessions.begin_source();
+        if !self.built {
+            self.sessions.begin_source();
+        }
         Ok(())
     }
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
         self.sessions.observe(event);
-        let dir = self.partition(event);
-        if !self.open.contains_key(&dir) {
-            if self.open.len() >= MAX_OPEN_PARTITIONS {
-                let oldest = self.open.iter().min_by_key(|(_, (_, used))| *used).map(|(d, _)| d.clone());
-                if let Some(oldest) = oldest {
-                    self.close(&oldest)?;
-                }
-            }
-            let path = self.part_path("events", &dir);
-            // Part files are cut at a size, which must be known exactly: no background encoding.
-            let file = EventFile::new(AtomicFile::create(&path)?, self.with_agent(), 1)?;
-            self.open.insert(dir.clone(), (file, 0));
+        let dir = self.partitioner.dir(event);
+        self.file(&dir)?.append(event)?;
+        self.close_if_full(&dir)
+    }
+
+    fn builders(&mut self) -> Option<Builders> {
+        self.built = true;
+        Some(PartitionBuilder::builders(self.partitioner.keys().to_vec()))
+    }
+
+    fn piece(&mut self, piece: Piece) -> io::Result<()> {
+        let PartitionPart { batches, sessions } = piece.open()?;
+        if let Some(sessions) = sessions {
+            self.sessions.absorb(sessions);
         }
-        self.tick += 1;
-        let (file, used) = self.open.get_mut(&dir).expect("opened above");
-        *used = self.tick;
-        file.append(event)?;
-        if file.size().is_some_and(|size| size >= PART_FILE_BYTES) {
-            self.close(&dir)?;
+        for (dir, batch) in batches {
+            self.file(&dir)?.write(&batch)?;
+            self.close_if_full(&dir)?;
         }
         Ok(())
     }
 
     fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.sessions.end_source(lines, diagnostics);
+        if !self.built {
+            self.sessions.end_source(lines, diagnostics);
+        }
         Ok(())
     }
 
@@ -361,11 +345,11 @@ impl EventSink for Partitioned {
         let mut by_partition: BTreeMap<String, Vec<&SessionSummary>> = BTreeMap::new();
         for s in &summaries {
             let date = s.started_at.map_or_else(|| NULL_PARTITION.to_owned(), |t| t.format("%Y-%m-%d").to_string());
-            by_partition.entry(self.path_of(s.agent, &date)).or_default().push(s);
+            by_partition.entry(self.partitioner.path_of(s.agent, &date)).or_default().push(s);
         }
         for (dir, sessions) in by_partition {
             let path = self.part_path("sessions", &dir);
-            let written = write_sessions(&path, &sessions, self.with_agent())?;
+            let written = write_sessions(&path, &sessions, self.partitioner.with_agent())?;
             self.pending.push(written);
         }
         // No part file has its final name until the whole dataset is complete: a reader of
