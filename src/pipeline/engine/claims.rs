@@ -16,6 +16,12 @@ pub(super) const GROUPS_AHEAD: usize = 4;
 /// files. Reading far ahead keeps every thread busy while one reads a large input.
 pub(super) const GROUPS_AHEAD_HELD: usize = 1024;
 
+/// Groups a reading thread may start beyond the one being written when their messages are
+/// pieces built for the writer, which wait in memory bounded in bytes: far enough that a thread
+/// goes on reading while another reads a large group, near enough that what small messages and
+/// session summaries the groups read ahead keep stays small.
+pub(super) const GROUPS_AHEAD_BUILT: usize = 64;
+
 /// Bytes of encoded events a message keeps waiting in a channel.
 pub(super) fn waiting_bytes(message: &Message) -> u64 {
     match message {
@@ -33,9 +39,9 @@ pub(super) enum Reach {
     Near,
     /// [`GROUPS_AHEAD_HELD`] while the encoded events they read can be held back in files.
     WhileHeldBack,
-    /// [`GROUPS_AHEAD_HELD`]: what they read waits in memory, bounded in bytes
+    /// [`GROUPS_AHEAD_BUILT`]: what they read waits in memory, pieces bounded in bytes
     /// ([`Budget::wait_for_room`]).
-    Far,
+    Built,
 }
 
 /// Hands groups to reading threads in order, never more than [`GROUPS_AHEAD`] (or
@@ -70,12 +76,13 @@ impl Claims {
 
     /// Groups the readers may start beyond the one being written, now.
     pub(super) fn ahead(&self) -> usize {
-        let far = match self.reach {
-            Reach::Near => false,
-            Reach::WhileHeldBack => self.budget.can_hold_back(),
-            Reach::Far => true,
+        let ahead = match self.reach {
+            Reach::Near => GROUPS_AHEAD,
+            Reach::WhileHeldBack if self.budget.can_hold_back() => GROUPS_AHEAD_HELD,
+            Reach::WhileHeldBack => GROUPS_AHEAD,
+            Reach::Built => GROUPS_AHEAD_BUILT,
         };
-        self.readers * if far { GROUPS_AHEAD_HELD } else { GROUPS_AHEAD }
+        self.readers * ahead
     }
 
     /// The next group to read, once it is near enough the writer; `None` once stopped.

@@ -203,7 +203,7 @@ const ENCODED_CHUNK_BYTES: usize = 256 * 1024;
 const MESSAGES_AHEAD: usize = 16;
 
 /// The same when the messages are pieces built for the writer (each up to a record batch).
-const PIECES_AHEAD: usize = 16;
+const PIECES_AHEAD: usize = 8;
 
 /// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
 /// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
@@ -454,7 +454,7 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
         Prepare::Nothing => Reach::Near,
         Prepare::Encode(_) => Reach::WhileHeldBack,
         // Pieces read ahead wait for room in memory.
-        Prepare::Build(_) => Reach::Far,
+        Prepare::Build(_) => Reach::Built,
     };
     let claims = Claims::new(groups.len(), readers, Arc::clone(&budget), reach, settings.clone());
     thread::scope(|scope| {

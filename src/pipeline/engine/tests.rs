@@ -3,7 +3,7 @@
 use super::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::claims::{GROUPS_AHEAD, GROUPS_AHEAD_HELD};
+use super::claims::{GROUPS_AHEAD, GROUPS_AHEAD_BUILT, GROUPS_AHEAD_HELD};
 use super::spill::SPILL_BYTES;
 use crate::model::{Meta, MetaType, Payload};
 use crate::pipeline::{InputSpec, Item};
@@ -242,8 +242,8 @@ fn readers_go_far_ahead_only_while_they_can_hold_back_in_files() {
         2 * GROUPS_AHEAD,
         "nothing can be held back"
     );
-    let far = Claims::new(10_000, 2, Arc::clone(&budget), Reach::Far, Settings::default());
-    assert_eq!(far.ahead(), 2 * GROUPS_AHEAD_HELD, "pieces wait in memory, bounded in bytes");
+    let far = Claims::new(10_000, 2, Arc::clone(&budget), Reach::Built, Settings::default());
+    assert_eq!(far.ahead(), 2 * GROUPS_AHEAD_BUILT, "pieces wait in memory, bounded in bytes");
 }
 
 #[test]

@@ -22,8 +22,8 @@
 //! once they hold 128 Ki rows or 64 MiB of Arrow data; with more than one of the run's
 //! [`Options::threads`], a single Parquet file encodes and compresses its columns on as many
 //! threads of its own (`row_groups.rs`); the bytes are the same. A partitioned dataset keeps at
-//! most 8 partition files open and encodes on the caller's thread, since its part files are cut
-//! at an exact size. Session summaries are held until the end (one small record per session).
+//! most 8 partition files open, its batches built by the reading threads too, and encodes on
+//! the caller's thread, since its part files are cut at an exact size. Session summaries are held until the end (one small record per session).
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 

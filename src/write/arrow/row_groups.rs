@@ -32,10 +32,10 @@ pub const ROW_GROUP_ROWS: usize = 128 * 1024;
 pub const ROW_GROUP_BYTES: usize = 64 << 20;
 
 /// Bytes of arrays waiting to be encoded before the caller waits.
-const QUEUED_BYTES: usize = 128 << 20;
+const QUEUED_BYTES: usize = 64 << 20;
 
 /// Row groups whose columns may still be finishing while the next is filled.
-const CLOSING: usize = 2;
+const CLOSING: usize = 1;
 
 /// A Parquet file being written.
 pub struct RowGroups<W: Write + Send> {
