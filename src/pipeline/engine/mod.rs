@@ -203,7 +203,7 @@ const ENCODED_CHUNK_BYTES: usize = 256 * 1024;
 const MESSAGES_AHEAD: usize = 16;
 
 /// The same when the messages are pieces built for the writer (each up to a record batch).
-const PIECES_AHEAD: usize = 8;
+const PIECES_AHEAD: usize = 4;
 
 /// Forwards a group's events to the writing thread in chunks; encoded, when the writer has an
 /// encoder and the pool is busy with other inputs, so that encoding runs in parallel and events
