@@ -11,8 +11,8 @@
 # doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
 # agentlog with the parse baseline and with DuckDB on the same number of threads. A last row
-# converts one file of at least 500 MB; two more convert a replica of the real corpus (the shared
-# corpus copied 20 times with new ids) to unified JSONL and Parquet. Needs python3 and npm; installs duckdb and claude-code-log
+# converts one file of at least 500 MB; others convert a replica of the real corpus (the shared
+# corpus copied 20 times with new ids) to unified JSONL and Parquet, beside DuckDB. Needs python3 and npm; installs duckdb and claude-code-log
 # from PyPI, and ccusage from npm, if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -140,6 +140,10 @@ for t in 1 2; do
   [ -d "$REPLICA" ] || break
   row "agentlog --to unified, real-log replica" $t "$REPLICA_SIZE" ./target/release/agentlog convert -q "$REPLICA" --jobs $t -o "$OUT/replica.jsonl"
   row "agentlog --to parquet, real-log replica" $t "$REPLICA_SIZE" ./target/release/agentlog convert -q "$REPLICA" --jobs $t -o "$OUT/replica.parquet"
+  row "DuckDB COPY read_json_auto to Parquet, real-log replica" $t "$REPLICA_SIZE" python3 -c "
+import duckdb
+c = duckdb.connect(); c.execute('SET threads=$t')
+c.execute(\"COPY (SELECT * FROM read_json_auto('$REPLICA/**/*.jsonl', maximum_object_size=16777216, ignore_errors=true)) TO '$OUT/replica-duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)\")"
 done
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
 # Tokens and cost per day, both agents, beside ccusage doing the same on the same files; one
