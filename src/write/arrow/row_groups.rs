@@ -107,12 +107,17 @@ struct Writers {
 }
 
 impl Writers {
+    /// Writes an array of this column; a failure (or a panic, a bug) is kept for
+    /// [`Writers::close`], and later arrays are skipped.
     fn write(&mut self, array: &ArrayRef) {
         if self.error.is_some() {
             return;
         }
-        let written = compute_leaves(&self.field, array)
-            .and_then(|leaves| self.writers.iter_mut().zip(&leaves).try_for_each(|(writer, leaf)| writer.write(leaf)));
+        let (field, writers) = (&self.field, &mut self.writers);
+        let written = caught(|| {
+            let leaves = compute_leaves(field, array)?;
+            writers.iter_mut().zip(&leaves).try_for_each(|(writer, leaf)| writer.write(leaf))
+        });
         self.error = written.err();
     }
 
@@ -120,8 +125,15 @@ impl Writers {
         if let Some(e) = self.error {
             return Err(e);
         }
-        self.writers.into_iter().map(ArrowColumnWriter::close).collect()
+        let writers = self.writers;
+        caught(|| writers.into_iter().map(ArrowColumnWriter::close).collect())
     }
+}
+
+/// Runs `f`, turning a panic (a bug) into an error: on the pool, a panic would abort the process.
+fn caught<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err(ParquetError::General("encoding a column failed (a bug)".into())))
 }
 
 /// Work for a pooled column, in order.
@@ -372,5 +384,47 @@ fn work_off(queue: &Mutex<Queue>, queued: &Queued) {
                 let _ = to.send((i, writers.close()));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    fn text_file(threads: usize) -> RowGroups<Vec<u8>> {
+        let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Utf8, true)]));
+        RowGroups::new(Vec::new(), schema, ArrowWriterOptions::new(), threads).unwrap()
+    }
+
+    #[test]
+    fn a_column_that_fails_to_encode_fails_the_file_on_any_thread_count() {
+        // An array of another type than its column's: a bug, which the column writer does not
+        // expect; on the pool it must not abort the process.
+        let numbers = Arc::new(Schema::new(vec![Field::new("text", DataType::Int64, true)]));
+        let wrong = RecordBatch::try_new(numbers, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+        for threads in [0, 2] {
+            let mut file = text_file(threads);
+            let written = file.write(&wrong).and_then(|()| file.finish().map(|_| ()));
+            assert!(written.is_err(), "{threads} threads");
+        }
+    }
+
+    #[test]
+    fn the_pool_writes_the_same_bytes_as_the_callers_thread() {
+        let schema = Arc::new(Schema::new(vec![Field::new("text", DataType::Utf8, true)]));
+        let write = |threads| {
+            let mut file = text_file(threads);
+            for n in 0..40 {
+                let values: Vec<String> = (0..5000).map(|i| format!("row {n} {i}")).collect();
+                let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(values))]).unwrap();
+                file.write(&batch).unwrap();
+            }
+            file.finish().unwrap()
+        };
+        let here = write(0);
+        assert!(here.len() > 100_000);
+        assert!(here == write(3), "the bytes differ");
     }
 }
