@@ -46,41 +46,19 @@ impl<F: FnMut(RecordBatch) -> io::Result<()>> Batches<F> {
         Batches { table, gathered: Gathered::new(true, table == Table::Events), give }
     }
 
-    fn give(&mut self, batch: Option<RecordBatch>) -> io::Result<()> {
+    fn write(&mut self, batch: Option<RecordBatch>) -> io::Result<()> {
         batch.map_or(Ok(()), |batch| (self.give)(batch))
     }
 }
 
 impl<F: FnMut(RecordBatch) -> io::Result<()>> EventSink for Batches<F> {
-    fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.gathered.begin_source();
-        Ok(())
-    }
-
-    fn event(&mut self, event: &Event) -> io::Result<()> {
-        let batch = self.gathered.event(event)?;
-        self.give(batch)
-    }
-
-    fn builders(&mut self) -> Option<Builders> {
-        Some(self.gathered.builders())
-    }
-
-    fn piece(&mut self, piece: Piece) -> io::Result<()> {
-        let batch = self.gathered.piece(piece)?;
-        self.give(batch)
-    }
-
-    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.gathered.end_source(lines, diagnostics);
-        Ok(())
-    }
+    gathered_sink!();
 
     fn finish(&mut self) -> io::Result<()> {
         match self.table {
             Table::Events => {
                 let rest = self.gathered.rest()?;
-                self.give(rest)
+                self.write(rest)
             }
             Table::Sessions => {
                 let summaries = std::mem::take(&mut self.gathered.sessions).finish();

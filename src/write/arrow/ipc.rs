@@ -58,29 +58,7 @@ impl Ipc<'_> {
 }
 
 impl EventSink for Ipc<'_> {
-    fn begin_source(&mut self, _name: &str) -> io::Result<()> {
-        self.gathered.begin_source();
-        Ok(())
-    }
-
-    fn event(&mut self, event: &Event) -> io::Result<()> {
-        let batch = self.gathered.event(event)?;
-        self.write(batch)
-    }
-
-    fn builders(&mut self) -> Option<Builders> {
-        Some(self.gathered.builders())
-    }
-
-    fn piece(&mut self, piece: Piece) -> io::Result<()> {
-        let batch = self.gathered.piece(piece)?;
-        self.write(batch)
-    }
-
-    fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
-        self.gathered.end_source(lines, diagnostics);
-        Ok(())
-    }
+    gathered_sink!();
 
     fn finish(&mut self) -> io::Result<()> {
         let rest = self.gathered.rest()?;

@@ -27,6 +27,37 @@
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 
+/// The [`EventSink`] methods, all but `finish`, of a sink of one events table that keeps a
+/// [`pieces::Gathered`] in `self.gathered` and writes each batch it gives with
+/// `self.write(Option<RecordBatch>)`.
+macro_rules! gathered_sink {
+    () => {
+        fn begin_source(&mut self, _name: &str) -> io::Result<()> {
+            self.gathered.begin_source();
+            Ok(())
+        }
+
+        fn event(&mut self, event: &Event) -> io::Result<()> {
+            let batch = self.gathered.event(event)?;
+            self.write(batch)
+        }
+
+        fn builders(&mut self) -> Option<Builders> {
+            Some(self.gathered.builders())
+        }
+
+        fn piece(&mut self, piece: Piece) -> io::Result<()> {
+            let batch = self.gathered.piece(piece)?;
+            self.write(batch)
+        }
+
+        fn end_source(&mut self, _name: &str, lines: u64, diagnostics: &[Diagnostic]) -> io::Result<()> {
+            self.gathered.end_source(lines, diagnostics);
+            Ok(())
+        }
+    };
+}
+
 mod batches;
 mod columns;
 mod ipc;
