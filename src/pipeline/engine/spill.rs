@@ -14,8 +14,9 @@ use super::{Destination, Message, deliver};
 /// before they wait for the writer instead.
 pub(super) const SPILL_BYTES: u64 = 1 << 30;
 
-/// Bytes of encoded events that groups read ahead of the writer may keep in memory, waiting in
-/// their channels, before they hold the rest back in temporary files.
+/// Bytes that groups read ahead of the writer may keep in memory, waiting in their channels:
+/// encoded events, before they hold the rest back in temporary files; pieces built for the
+/// writer, before their thread waits.
 pub(super) const AHEAD_BYTES: u64 = 32 << 20;
 
 /// What the reading threads share to bound what they hold back.

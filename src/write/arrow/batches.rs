@@ -61,7 +61,7 @@ impl<F: FnMut(RecordBatch) -> io::Result<()>> EventSink for Batches<F> {
                 self.write(rest)
             }
             Table::Sessions => {
-                let summaries = std::mem::take(&mut self.gathered.sessions).finish();
+                let summaries = self.gathered.sessions();
                 let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true, false).map_err(io_error)?;
                 (self.give)(batch)
             }

@@ -72,7 +72,7 @@ impl EventSink for Ipc<'_> {
             }
         }
         if let Some(path) = self.sessions_path.take() {
-            let summaries = std::mem::take(&mut self.gathered.sessions).finish();
+            let summaries = self.gathered.sessions();
             let batch = session_batch(&summaries.iter().collect::<Vec<_>>(), true, false).map_err(io_error)?;
             let file = AtomicFile::create(&path)?;
             let mut w = FileWriter::try_new(file, &batch.schema()).map_err(io_error)?;

@@ -15,10 +15,10 @@ use parquet::schema::types::ColumnPath;
 use arrow_array::RecordBatch;
 
 use super::columns::{EventColumns, event_schema, metadata, plain, session_batch, session_schema};
+use super::io_error;
 use super::partition::{NULL_PARTITION, PartitionBuilder, PartitionPart, Partitioner};
 use super::pieces::Gathered;
 use super::row_groups::{ROW_GROUP_BYTES, ROW_GROUP_ROWS, RowGroups};
-use super::{BATCH_BYTES, BATCH_ROWS, io_error};
 use crate::model::{Diagnostic, Event, SessionSummary};
 use crate::write::{
     AtomicFile, Builders, EventSink, Options, Pending, Piece, Sessions, Target, WriteError, is_directory_target,
@@ -108,7 +108,7 @@ impl<W: Write + Send> EventFile<W> {
 
     fn append(&mut self, event: &Event) -> io::Result<()> {
         self.columns.append(event);
-        if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
+        if self.columns.is_full() {
             self.flush_batch()?;
         }
         Ok(())
@@ -194,7 +194,7 @@ impl<W: Write + Send + Complete> EventSink for Single<W> {
         let mut files: Vec<Pending> =
             self.events.take().expect("finish is called once").close()?.complete()?.into_iter().collect();
         if let Some(path) = self.sessions_path.take() {
-            let summaries = std::mem::take(&mut self.gathered.sessions).finish();
+            let summaries = self.gathered.sessions();
             files.push(write_sessions(&path, &summaries.iter().collect::<Vec<_>>(), true)?);
         }
         // Both files get their final names only once both are complete.

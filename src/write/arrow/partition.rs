@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use chrono::NaiveDate;
 
 use super::columns::EventColumns;
-use super::{BATCH_BYTES, BATCH_ROWS, io_error};
+use super::io_error;
 use crate::model::{Agent, Diagnostic, Event};
 use crate::write::{Build, Builders, PartitionKey, Piece, Sessions};
 
@@ -85,8 +85,8 @@ pub(super) struct PartitionPart {
     pub(super) sessions: Option<Sessions>,
 }
 
-/// Builds a group's events into a batch per partition directory, of at most [`BATCH_ROWS`] rows
-/// or [`BATCH_BYTES`] of text, the rest given at the group's end in directory order.
+/// Builds a group's events into a batch per partition directory, of at most 8192 rows or 16 MiB
+/// of text ([`EventColumns::is_full`]), the rest given at the group's end in directory order.
 pub(super) struct PartitionBuilder {
     partitioner: Partitioner,
     columns: BTreeMap<String, EventColumns>,
@@ -122,7 +122,7 @@ impl Build for PartitionBuilder {
         }
         let columns = self.columns.get_mut(&dir).expect("inserted above");
         columns.append(event);
-        if columns.rows() < BATCH_ROWS && columns.bytes() < BATCH_BYTES {
+        if !columns.is_full() {
             return Ok(None);
         }
         let batch = columns.finish().map_err(io_error)?;

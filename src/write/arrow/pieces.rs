@@ -7,8 +7,8 @@ use std::sync::Arc;
 use arrow_array::RecordBatch;
 
 use super::columns::EventColumns;
-use super::{BATCH_BYTES, BATCH_ROWS, io_error};
-use crate::model::{Diagnostic, Event};
+use super::io_error;
+use crate::model::{Diagnostic, Event, SessionSummary};
 use crate::write::{Build, Builders, Piece, Sessions};
 
 /// What an [`EventBuilder`] makes: a batch of events, and at the end of a group, the summaries
@@ -20,8 +20,8 @@ pub(super) struct Part {
     pub(super) sessions: Option<Sessions>,
 }
 
-/// Builds a group's events into batches of at most [`BATCH_ROWS`] rows or [`BATCH_BYTES`] of
-/// text, the last one cut at the group's end, and summarises its sessions.
+/// Builds a group's events into batches of at most 8192 rows or 16 MiB of text
+/// ([`EventColumns::is_full`]), the last one cut at the group's end, and summarises its sessions.
 pub(super) struct EventBuilder {
     /// `None` when only the sessions are wanted.
     columns: Option<EventColumns>,
@@ -29,13 +29,16 @@ pub(super) struct EventBuilder {
 }
 
 impl EventBuilder {
-    /// Builders of batches with the agent column or not (`with_agent`; see
+    /// A builder of batches with the agent column or not (`with_agent`; see
     /// [`super::event_schema`]), or with `events` false, of the sessions only.
+    fn new(with_agent: bool, events: bool) -> Self {
+        let columns = events.then(|| EventColumns::new(with_agent, false));
+        EventBuilder { columns, sessions: Sessions::default() }
+    }
+
+    /// Builders made by [`EventBuilder::new`].
     pub(super) fn builders(with_agent: bool, events: bool) -> Builders {
-        Arc::new(move || {
-            let columns = events.then(|| EventColumns::new(with_agent, false));
-            Box::new(EventBuilder { columns, sessions: Sessions::default() })
-        })
+        Arc::new(move || Box::new(EventBuilder::new(with_agent, events)))
     }
 
     fn batch(&mut self) -> io::Result<Option<RecordBatch>> {
@@ -61,7 +64,7 @@ impl Build for EventBuilder {
         self.sessions.observe(event);
         let Some(columns) = &mut self.columns else { return Ok(None) };
         columns.append(event);
-        if columns.rows() >= BATCH_ROWS || columns.bytes() >= BATCH_BYTES {
+        if columns.is_full() {
             return Ok(Some(piece(Part { batch: self.batch()?, sessions: None })));
         }
         Ok(None)
@@ -82,11 +85,10 @@ impl Build for EventBuilder {
 }
 
 /// What a sink of one events table gathers: the rows of its next batch and the summaries of its
-/// sessions, from events given to it, or, once it has handed out builders, from their pieces.
+/// sessions, from events given to it (built here by an [`EventBuilder`] of its own), or, once it
+/// has handed out builders, from their pieces.
 pub(super) struct Gathered {
-    columns: EventColumns,
-    /// The sessions' summaries.
-    pub(super) sessions: Sessions,
+    here: EventBuilder,
     with_agent: bool,
     /// Whether rows are wanted, besides the sessions.
     events: bool,
@@ -97,8 +99,7 @@ pub(super) struct Gathered {
 impl Gathered {
     /// Nothing yet, for batches with the agent column or not; with `events` false, sessions only.
     pub(super) fn new(with_agent: bool, events: bool) -> Self {
-        let columns = EventColumns::new(with_agent, false);
-        Gathered { columns, sessions: Sessions::default(), with_agent, events, built: false }
+        Gathered { here: EventBuilder::new(with_agent, events), with_agent, events, built: false }
     }
 
     /// Builders of pieces for this sink; see [`crate::write::EventSink::builders`].
@@ -109,42 +110,40 @@ impl Gathered {
 
     pub(super) fn begin_source(&mut self) {
         if !self.built {
-            self.sessions.begin_source();
+            self.here.begin_source();
         }
     }
 
     /// Takes an event; gives a batch once one is full.
     pub(super) fn event(&mut self, event: &Event) -> io::Result<Option<RecordBatch>> {
-        self.sessions.observe(event);
-        if self.events {
-            self.columns.append(event);
-            if self.columns.rows() >= BATCH_ROWS || self.columns.bytes() >= BATCH_BYTES {
-                return self.rest();
-            }
+        match self.here.event(event)? {
+            Some(piece) => self.piece(piece),
+            None => Ok(None),
         }
-        Ok(None)
     }
 
     /// Takes a piece of a builder of [`Gathered::builders`]; gives its batch.
     pub(super) fn piece(&mut self, piece: Piece) -> io::Result<Option<RecordBatch>> {
         let Part { batch, sessions } = piece.open()?;
         if let Some(sessions) = sessions {
-            self.sessions.absorb(sessions);
+            self.here.sessions.absorb(sessions);
         }
         Ok(batch)
     }
 
     pub(super) fn end_source(&mut self, lines: u64, diagnostics: &[Diagnostic]) {
         if !self.built {
-            self.sessions.end_source(lines, diagnostics);
+            self.here.end_source(lines, diagnostics);
         }
     }
 
     /// The rows gathered since the last batch, if any.
     pub(super) fn rest(&mut self) -> io::Result<Option<RecordBatch>> {
-        if self.columns.rows() == 0 {
-            return Ok(None);
-        }
-        self.columns.finish().map(Some).map_err(io_error)
+        self.here.batch()
+    }
+
+    /// The summaries of every session gathered.
+    pub(super) fn sessions(&mut self) -> Vec<SessionSummary> {
+        std::mem::take(&mut self.here.sessions).finish()
     }
 }

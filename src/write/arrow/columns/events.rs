@@ -8,6 +8,7 @@ use arrow_schema::{ArrowError, Schema, SchemaRef};
 use super::kinds::{Flag, Float, Int, Ints, Json, Runs, Text, Time};
 use super::{int, metadata, plain};
 use crate::model::{self, Event, Payload, Usage};
+use crate::write::arrow::{BATCH_BYTES, BATCH_ROWS};
 
 /// Names of the token usage struct's fields, in order.
 const USAGE_FIELDS: [&str; 7] = [
@@ -218,9 +219,9 @@ impl EventColumns {
         self.rows
     }
 
-    /// Approximate bytes of text appended since the last batch.
-    pub fn bytes(&self) -> usize {
-        self.bytes
+    /// Whether the rows appended make a batch: [`BATCH_ROWS`] rows or [`BATCH_BYTES`] of text.
+    pub fn is_full(&self) -> bool {
+        self.rows >= BATCH_ROWS || self.bytes >= BATCH_BYTES
     }
 
     /// Appends one event as a row.
