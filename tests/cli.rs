@@ -158,6 +158,20 @@ fn output_file_is_written_whole() {
 }
 
 #[test]
+fn a_dash_for_the_output_is_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = cargo_bin_cmd!("agentlog")
+        .current_dir(dir.path())
+        .args(["convert", "-q", &corpus("claude/user-and-assistant-text.jsonl"), "-o", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(parse_lines(&out.stdout).len(), 8);
+    let written: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(written.is_empty(), "no file is written: {written:?}");
+}
+
+#[test]
 fn closed_stdout_pipe_ends_quietly() {
     // Enough output to overflow the pipe buffer after the reader has gone.
     let dir = tempfile::tempdir().unwrap();

@@ -118,8 +118,8 @@ pub struct ConvertArgs {
     #[arg(long, short = 't', value_parser = PossibleValuesParser::new(to_values()))]
     pub to: Option<String>,
 
-    /// Output file (or directory, with --partition-by); standard output when absent. Written
-    /// under a temporary name and renamed when complete.
+    /// Output file (or directory, with --partition-by); standard output when absent or `-`.
+    /// Written under a temporary name and renamed when complete.
     #[arg(long, short = 'o', value_name = "PATH")]
     pub output: Option<PathBuf>,
 

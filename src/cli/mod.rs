@@ -19,6 +19,7 @@ mod tools;
 mod usage;
 
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -373,7 +374,11 @@ fn reader_named(from: &str) -> Option<&'static dyn read::Reader> {
     }
 }
 
-fn run_convert(args: ConvertArgs, reporter: &Reporter) -> Exit {
+fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
+    // `-o -` is standard output, as for most tools that take an output path.
+    if args.output.as_deref() == Some(Path::new("-")) {
+        args.output = None;
+    }
     let format = match output_format(&args) {
         Ok(format) => format,
         Err(e) => {
