@@ -63,28 +63,39 @@ struct Pool {
 /// Bytes of arrays queued on the pool, which the caller waits on.
 #[derive(Default)]
 struct Queued {
-    bytes: Mutex<usize>,
+    state: Mutex<QueuedState>,
     less: Condvar,
+}
+
+#[derive(Default)]
+struct QueuedState {
+    bytes: usize,
+    /// Whether the caller waits: only then is it woken, which saves a system call per array.
+    waiting: bool,
 }
 
 impl Queued {
     fn add(&self, bytes: usize) {
-        if let Ok(mut queued) = self.bytes.lock() {
-            *queued += bytes;
+        if let Ok(mut queued) = self.state.lock() {
+            queued.bytes += bytes;
         }
     }
 
     fn done(&self, bytes: usize) {
-        if let Ok(mut queued) = self.bytes.lock() {
-            *queued -= bytes;
-            self.less.notify_all();
+        if let Ok(mut queued) = self.state.lock() {
+            queued.bytes -= bytes;
+            if queued.waiting && queued.bytes < QUEUED_BYTES {
+                queued.waiting = false;
+                self.less.notify_one();
+            }
         }
     }
 
     /// Waits until less than [`QUEUED_BYTES`] are queued.
     fn wait(&self) {
-        let Ok(mut queued) = self.bytes.lock() else { return };
-        while *queued >= QUEUED_BYTES {
+        let Ok(mut queued) = self.state.lock() else { return };
+        while queued.bytes >= QUEUED_BYTES {
+            queued.waiting = true;
             match self.less.wait(queued) {
                 Ok(q) => queued = q,
                 Err(_) => return,
