@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Diagnostic, Event};
 
-pub use build::{Build, Builders, Piece};
+pub use build::{Build, Builders, Piece, Storage};
 pub use error::WriteError;
 pub(crate) use file::forget_temporary;
 pub use file::{AtomicFile, Pending, create_temporary, remove_temporary, remove_temporary_files, temporary_path};

@@ -10,8 +10,8 @@ use crate::model::Agent;
 
 use super::{Destination, Message, deliver};
 
-/// Bytes of encoded events the reading threads may hold back in temporary files at a time,
-/// before they wait for the writer instead.
+/// Bytes of encoded events, or of pieces, the reading threads may hold back in temporary files
+/// at a time, before they wait for the writer instead.
 pub(super) const SPILL_BYTES: u64 = 1 << 30;
 
 /// Bytes that groups read ahead of the writer may keep in memory, waiting in their channels:
@@ -145,6 +145,22 @@ impl Spill {
         let mut file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
         file.seek(SeekFrom::End(0))?;
         file.write_all(bytes)
+    }
+
+    /// Appends what `write` writes to the end of the file, where this group's range ends;
+    /// returns its length, or `None` when `write` wrote nothing.
+    pub(super) fn append_with(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<bool>,
+    ) -> io::Result<Option<u64>> {
+        let mut file = self.file.lock().map_err(|_| io::Error::other("a thread using the file panicked"))?;
+        let start = file.seek(SeekFrom::End(0))?;
+        let mut out = io::BufWriter::with_capacity(256 * 1024, &mut *file);
+        let wrote = write(&mut out)?;
+        out.flush()?;
+        drop(out);
+        let end = file.stream_position()?;
+        Ok(wrote.then_some(end - start))
     }
 
     /// Hands the held messages to `dest`, in order.

@@ -8,6 +8,7 @@ use super::spill::SPILL_BYTES;
 use crate::model::{Meta, MetaType, Payload};
 use crate::pipeline::{InputSpec, Item};
 use crate::read::Reader;
+use crate::write::{Piece, Storage};
 
 /// Writes down what it is given, in order.
 #[derive(Default)]
@@ -342,4 +343,75 @@ fn once_the_files_hold_their_limit_the_reader_waits_for_the_writer() {
     let messages = vec![Message::Begin("a".into()), encoded("one", "s1"), encoded("two", "s1")];
     let got = through_a_busy_channel(forward(to, Some(ENCODER), SPILL_BYTES), messages, from);
     assert_eq!(got, ["begin a", r#"encoded one ["s1"]"#, r#"encoded two ["s1"]"#]);
+}
+
+/// Stores a `String` as its bytes.
+static TEXT: Storage = Storage { store: store_text, load: load_text };
+
+fn store_text(content: &(dyn std::any::Any + Send), out: &mut dyn io::Write) -> io::Result<bool> {
+    let Some(text) = content.downcast_ref::<String>() else { return Ok(false) };
+    out.write_all(text.as_bytes())?;
+    Ok(true)
+}
+
+fn load_text(bytes: &mut dyn io::Read) -> io::Result<Box<dyn std::any::Any + Send>> {
+    let mut text = String::new();
+    bytes.read_to_string(&mut text)?;
+    Ok(Box::new(text))
+}
+
+fn built(piece: Piece) -> Message {
+    Message::Built(Built { piece: Some(piece), sessions: Vec::new() })
+}
+
+#[test]
+fn a_piece_read_ahead_waits_in_a_file_once_pieces_in_memory_hold_their_limit() {
+    let (to, from) = mpsc::sync_channel(4);
+    let mut forward = forward(to, None, 0);
+    forward.backlog = Some(Default::default());
+    forward.group = 1; // the writer is at group 0
+    forward.budget.waiting.store(AHEAD_BYTES, Ordering::Relaxed);
+    let (done, sent) = mpsc::channel();
+    thread::spawn(move || {
+        forward.send(built(Piece::storable(String::from("rows of group 1"), 1 << 20, &TEXT))).unwrap();
+        forward.send(built(Piece::storable(String::from("and more"), 1 << 20, &TEXT))).unwrap();
+        let _ = done.send(forward);
+    });
+    let forward = sent.recv_timeout(std::time::Duration::from_secs(10)).expect("stored instead of waiting");
+    assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), 23, "both in the file");
+    assert_eq!(forward.budget.waiting.load(Ordering::Relaxed), AHEAD_BYTES, "nothing more waits in memory");
+    let mut texts = Vec::new();
+    while let Ok(Message::Built(Built { piece: Some(piece), .. })) = from.try_recv() {
+        assert_eq!(piece.bytes, 0);
+        texts.push(piece.open::<String>().unwrap());
+    }
+    assert_eq!(texts, ["rows of group 1", "and more"], "read back in order");
+    assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), 0, "released once read back");
+}
+
+#[test]
+fn a_piece_that_may_not_wait_in_a_file_or_finds_the_files_full_waits_for_room() {
+    for (spilled, piece) in [
+        (SPILL_BYTES, Piece::storable(String::from("files full"), 10, &TEXT)),
+        (0, Piece::new(String::from("in memory only"), 10)),
+    ] {
+        let (to, from) = mpsc::sync_channel(4);
+        let mut forward = forward(to, None, spilled);
+        forward.backlog = Some(Default::default());
+        forward.group = 1;
+        forward.budget.waiting.store(AHEAD_BYTES, Ordering::Relaxed);
+        let budget = Arc::clone(&forward.budget);
+        let (done, sent) = mpsc::channel();
+        thread::spawn(move || {
+            forward.send(built(piece)).unwrap();
+            let _ = done.send(forward);
+        });
+        assert!(sent.recv_timeout(std::time::Duration::from_millis(100)).is_err(), "it waits for room");
+        // The writer reaches the group: it may send.
+        budget.writing.store(1, Ordering::Relaxed);
+        let forward = sent.recv_timeout(std::time::Duration::from_secs(10)).expect("sent once the writer is there");
+        assert_eq!(forward.budget.spilled.load(Ordering::Relaxed), spilled, "nothing more in files");
+        let Ok(Message::Built(Built { piece: Some(piece), .. })) = from.try_recv() else { panic!("a piece") };
+        assert_eq!(piece.bytes, 10, "in memory");
+    }
 }

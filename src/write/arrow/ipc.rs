@@ -22,14 +22,22 @@ pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteErro
     Ok(match target {
         Target::Stream(out) => {
             let writer = StreamWriter::try_new(out, &schema).map_err(io_error)?;
-            Box::new(Ipc { out: Some(Out::Stream(writer)), gathered: Gathered::new(true, true), sessions_path: None })
+            Box::new(Ipc {
+                out: Some(Out::Stream(writer)),
+                gathered: Gathered::new(true, true).stored_ahead(),
+                sessions_path: None,
+            })
         }
         Target::Path(path) if is_directory_target(&path) => return Err(not_a_directory(&path, "arrow")),
         Target::Path(path) => {
             let sessions_path = sessions_beside(&path);
             let file = AtomicFile::create(&path)?;
             let writer = FileWriter::try_new(file, &schema).map_err(io_error)?;
-            Box::new(Ipc { out: Some(Out::File(writer)), gathered: Gathered::new(true, true), sessions_path })
+            Box::new(Ipc {
+                out: Some(Out::File(writer)),
+                gathered: Gathered::new(true, true).stored_ahead(),
+                sessions_path,
+            })
         }
     })
 }

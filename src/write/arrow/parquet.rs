@@ -73,7 +73,7 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSi
     match target {
         Target::Stream(out) if options.partition_by.is_empty() => Ok(Box::new(Single {
             events: Some(EventFile::new(out, true, options.threads)?),
-            gathered: Gathered::new(true, true),
+            gathered: Gathered::new(true, true).stored_ahead(),
             sessions_path: None,
         })),
         Target::Stream(_) => Err(unsupported("--partition-by without -o DIR", "parquet")),
@@ -82,7 +82,7 @@ pub fn open<'w>(target: Target<'w>, options: &Options) -> Result<Box<dyn EventSi
         }
         Target::Path(path) if options.partition_by.is_empty() => Ok(Box::new(Single {
             events: Some(EventFile::new(AtomicFile::create(&path)?, true, options.threads)?),
-            gathered: Gathered::new(true, true),
+            gathered: Gathered::new(true, true).stored_ahead(),
             sessions_path: sessions_beside(&path),
         })),
         Target::Path(root) => Ok(Box::new(Partitioned::new(root, options))),

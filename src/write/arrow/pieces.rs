@@ -1,15 +1,18 @@
 //! Building the events table's record batches, and the summaries of their sessions, on the
 //! threads that read ([`Build`]), for the writers of one table (Parquet, Arrow IPC).
 
-use std::io;
+use std::any::Any;
+use std::io::{self, Read, Write};
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
+use arrow_ipc::reader::StreamReader;
+use arrow_ipc::writer::StreamWriter;
 
 use super::columns::EventColumns;
 use super::io_error;
 use crate::model::{Diagnostic, Event, SessionSummary};
-use crate::write::{Build, Builders, Piece, Sessions};
+use crate::write::{Build, Builders, Piece, Sessions, Storage};
 
 /// What an [`EventBuilder`] makes: a batch of events, and at the end of a group, the summaries
 /// of the group's sessions.
@@ -26,6 +29,8 @@ pub(super) struct EventBuilder {
     /// `None` when only the sessions are wanted.
     columns: Option<EventColumns>,
     sessions: Sessions,
+    /// Whether its batches may wait in a temporary file ([`Piece::storable`]).
+    storable: bool,
 }
 
 impl EventBuilder {
@@ -33,12 +38,13 @@ impl EventBuilder {
     /// [`super::event_schema`]), or with `events` false, of the sessions only.
     fn new(with_agent: bool, events: bool) -> Self {
         let columns = events.then(|| EventColumns::new(with_agent, false));
-        EventBuilder { columns, sessions: Sessions::default() }
+        EventBuilder { columns, sessions: Sessions::default(), storable: false }
     }
 
-    /// Builders made by [`EventBuilder::new`].
-    pub(super) fn builders(with_agent: bool, events: bool) -> Builders {
-        Arc::new(move || Box::new(EventBuilder::new(with_agent, events)))
+    /// Builders made by [`EventBuilder::new`], whose batches may wait in a temporary file when
+    /// `storable`.
+    pub(super) fn builders(with_agent: bool, events: bool, storable: bool) -> Builders {
+        Arc::new(move || Box::new(EventBuilder { storable, ..EventBuilder::new(with_agent, events) }))
     }
 
     fn batch(&mut self) -> io::Result<Option<RecordBatch>> {
@@ -49,10 +55,31 @@ impl EventBuilder {
     }
 }
 
-/// A part as a piece, sized by the memory its batch holds.
-fn piece(part: Part) -> Piece {
-    let bytes = part.batch.as_ref().map_or(0, RecordBatch::get_array_memory_size);
-    Piece::new(part, bytes)
+impl EventBuilder {
+    /// A part as a piece, sized by the memory its batch holds.
+    fn piece(&self, part: Part) -> Piece {
+        let bytes = part.batch.as_ref().map_or(0, RecordBatch::get_array_memory_size);
+        if self.storable { Piece::storable(part, bytes, &PART_STORAGE) } else { Piece::new(part, bytes) }
+    }
+}
+
+/// A part written as an Arrow IPC stream of its batch; a part with sessions, the last of its
+/// group, stays in memory.
+static PART_STORAGE: Storage = Storage { store: store_part, load: load_part };
+
+fn store_part(part: &(dyn Any + Send), out: &mut dyn Write) -> io::Result<bool> {
+    let Some(Part { batch: Some(batch), sessions: None }) = part.downcast_ref::<Part>() else { return Ok(false) };
+    let mut writer = StreamWriter::try_new(out, &batch.schema()).map_err(io_error)?;
+    writer.write(batch).map_err(io_error)?;
+    writer.finish().map_err(io_error)?;
+    Ok(true)
+}
+
+fn load_part(bytes: &mut dyn Read) -> io::Result<Box<dyn Any + Send>> {
+    let mut reader = StreamReader::try_new(bytes, None).map_err(io_error)?;
+    let batch = reader.next().transpose().map_err(io_error)?;
+    let batch = batch.ok_or_else(|| io::Error::other("a stored batch is missing"))?;
+    Ok(Box::new(Part { batch: Some(batch), sessions: None }))
 }
 
 impl Build for EventBuilder {
@@ -65,7 +92,8 @@ impl Build for EventBuilder {
         let Some(columns) = &mut self.columns else { return Ok(None) };
         columns.append(event);
         if columns.is_full() {
-            return Ok(Some(piece(Part { batch: self.batch()?, sessions: None })));
+            let batch = self.batch()?;
+            return Ok(Some(self.piece(Part { batch, sessions: None })));
         }
         Ok(None)
     }
@@ -80,7 +108,7 @@ impl Build for EventBuilder {
         if batch.is_none() && sessions.is_empty() {
             return Ok(None);
         }
-        Ok(Some(piece(Part { batch, sessions: Some(sessions) })))
+        Ok(Some(self.piece(Part { batch, sessions: Some(sessions) })))
     }
 }
 
@@ -94,18 +122,27 @@ pub(super) struct Gathered {
     events: bool,
     /// Whether builders were handed out: events and sessions then come in pieces.
     built: bool,
+    /// Whether the builders' batches may wait in temporary files.
+    storable: bool,
 }
 
 impl Gathered {
     /// Nothing yet, for batches with the agent column or not; with `events` false, sessions only.
     pub(super) fn new(with_agent: bool, events: bool) -> Self {
-        Gathered { here: EventBuilder::new(with_agent, events), with_agent, events, built: false }
+        Gathered { here: EventBuilder::new(with_agent, events), with_agent, events, built: false, storable: false }
+    }
+
+    /// The same, for a sink that writes a file whatever the pace of its reader: batches built
+    /// far ahead of the one being written may wait in temporary files instead of memory, so
+    /// that the threads that read are not held back by a long input before theirs.
+    pub(super) fn stored_ahead(self) -> Self {
+        Gathered { storable: true, ..self }
     }
 
     /// Builders of pieces for this sink; see [`crate::write::EventSink::builders`].
     pub(super) fn builders(&mut self) -> Builders {
         self.built = true;
-        EventBuilder::builders(self.with_agent, self.events)
+        EventBuilder::builders(self.with_agent, self.events, self.storable)
     }
 
     pub(super) fn begin_source(&mut self) {
@@ -145,5 +182,70 @@ impl Gathered {
     /// The summaries of every session gathered.
     pub(super) fn sessions(&mut self) -> Vec<SessionSummary> {
         std::mem::take(&mut self.here.sessions).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::{self, Input, Shared};
+
+    /// The events of a file of the project's corpus.
+    fn events(file: &str) -> Vec<Event> {
+        let path = format!("{}/corpus/{file}", env!("CARGO_MANIFEST_DIR"));
+        let bytes = std::fs::read(&path).unwrap();
+        let reader = read::reader(file.split('/').next().unwrap()).unwrap();
+        let mut events = Vec::new();
+        let input = Input { name: &path, bytes: Box::new(bytes.as_slice()), shared: &mut Shared::default() };
+        reader
+            .read(input, &mut |e| {
+                events.push(e);
+                Ok(())
+            })
+            .unwrap();
+        events
+    }
+
+    #[test]
+    fn a_batch_read_back_from_its_bytes_is_the_batch_that_was_stored() {
+        let mut builder = EventBuilder { storable: true, ..EventBuilder::new(true, true) };
+        let mut rows = 0;
+        for file in ["claude/hostile-text.jsonl", "claude/inline-sidechain.jsonl", "codex/tool-outputs.jsonl"] {
+            for event in events(file) {
+                builder.event(&event).unwrap();
+                rows += 1;
+            }
+        }
+        let batch = builder.batch().unwrap().expect("rows");
+        assert_eq!(batch.num_rows(), rows);
+        let piece = builder.piece(Part { batch: Some(batch.clone()), sessions: None });
+        let mut bytes = Vec::new();
+        assert!(piece.store(&mut bytes).unwrap(), "a batch alone may be stored");
+        let Part { batch: back, sessions } = *load_part(&mut bytes.as_slice()).unwrap().downcast::<Part>().unwrap();
+        let back = back.expect("a batch");
+        assert!(sessions.is_none());
+        assert_eq!(back, batch);
+        // Row groups are cut by these sizes: they must not change on the way.
+        for (a, b) in back.columns().iter().zip(batch.columns()) {
+            assert_eq!(a.to_data().get_slice_memory_size().unwrap(), b.to_data().get_slice_memory_size().unwrap());
+        }
+    }
+
+    #[test]
+    fn the_last_part_of_a_group_and_pieces_of_unstorable_builders_stay_in_memory() {
+        let mut builder = EventBuilder { storable: true, ..EventBuilder::new(true, true) };
+        for event in events("codex/tool-outputs.jsonl") {
+            builder.event(&event).unwrap();
+        }
+        let last = builder.end_group().unwrap().expect("rows and sessions");
+        let mut bytes = Vec::new();
+        assert!(!last.store(&mut bytes).unwrap(), "it holds the group's sessions");
+        assert!(bytes.is_empty());
+        let mut plain = EventBuilder::new(true, true);
+        for event in events("codex/tool-outputs.jsonl") {
+            plain.event(&event).unwrap();
+        }
+        let batch = plain.batch().unwrap();
+        assert!(!plain.piece(Part { batch, sessions: None }).is_storable());
     }
 }
