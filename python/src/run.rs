@@ -84,8 +84,8 @@ fn convert(reading: &Reading, into: Into, to: &SyncSender<Item>) -> io::Result<(
         Into::Table(table) => {
             let sink = Batches::new(table, |batch| send(to, Item::Batch(batch)));
             let mut dest = Dest { sink, to };
-            let builders = dest.sink.builders().map_or(Prepare::Nothing, Prepare::Build);
-            pipeline::run(&reading.groups, &mut dest, &reading.settings, &builders).and_then(|()| dest.sink.finish())
+            let prepare = Prepare::for_sink(&mut dest.sink);
+            pipeline::run(&reading.groups, &mut dest, &reading.settings, &prepare).and_then(|()| dest.sink.finish())
         }
         Into::Lines => {
             let mut dest = Dest { sink: Lines { to, bytes: Vec::new() }, to };

@@ -261,10 +261,7 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
         input_sessions: manifest.as_ref().map(|_| Default::default()),
         current: Default::default(),
     };
-    let prepare = match dest.sink.builders() {
-        Some(builders) => Prepare::Build(builders),
-        None => dest.sink.encoded().map_or(Prepare::Nothing, |sink| Prepare::Encode(sink.encoder())),
-    };
+    let prepare = Prepare::for_sink(&mut *dest.sink);
     let mut result = batch::run(&groups, &mut dest, &settings, &prepare);
     let ToSink { mut totals, sessions, report, mut input_sessions, .. } = dest;
     totals.sessions = sessions.len() as u64;

@@ -13,7 +13,7 @@ use crate::model::{Agent, Event, Meta, MetaType, Payload};
 use crate::read::{self, Input, ReadReport, Settings, Shared};
 use crate::redact::Redactor;
 use crate::stats::filter::Gate;
-use crate::write::{Build, Builders, Encoder};
+use crate::write::{Build, Builders, Encoder, EventSink};
 
 mod backlog;
 mod building;
@@ -390,6 +390,15 @@ pub enum Prepare {
 }
 
 impl Prepare {
+    /// What the reading threads can prepare for `sink`: its builders if it has them, else its
+    /// encoder if it takes encoded events, else nothing.
+    pub fn for_sink(sink: &mut dyn EventSink) -> Self {
+        match sink.builders() {
+            Some(builders) => Prepare::Build(builders),
+            None => sink.encoded().map_or(Prepare::Nothing, |sink| Prepare::Encode(sink.encoder())),
+        }
+    }
+
     fn encoder(&self) -> Option<Encoder> {
         match self {
             Prepare::Encode(encoder) => Some(*encoder),
@@ -493,7 +502,9 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
         }
         let written = receivers.iter().enumerate().try_for_each(|(i, messages)| {
             claims.writing(i);
-            messages.iter().try_for_each(|message| {
+            // Delivers a message and releases the bytes it kept waiting, for the groups read
+            // ahead that wait for room.
+            let mut hand_over = |message: Message| {
                 let waiting = waiting_bytes(&message);
                 let delivered = deliver(message, dest);
                 budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
@@ -501,15 +512,11 @@ pub fn run(groups: &[Group], dest: &mut dyn Destination, settings: &Settings, pr
                     budget.made_room();
                 }
                 delivered
-            })?;
+            };
+            messages.iter().try_for_each(&mut hand_over)?;
             // The channel is closed: the group's reader is done with it.
             let last = lasts[i].lock().map_err(|_| io::Error::other("a reading thread panicked"))?.take();
-            if let Some(message) = last {
-                let waiting = waiting_bytes(&message);
-                deliver(message, dest)?;
-                budget.waiting.fetch_sub(waiting, Ordering::Relaxed);
-                budget.made_room();
-            }
+            last.map_or(Ok(()), hand_over)?;
             dest.end_group()
         });
         // Stopping the claims and dropping the receivers stops the readers, also on error.

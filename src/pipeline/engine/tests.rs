@@ -76,6 +76,11 @@ fn forward(to: SyncSender<Message>, encoder: Option<Encoder>, spilled: u64) -> F
     }
 }
 
+/// A forward of group `group` for a writer with builders, while the writer is at group 0.
+fn building(to: SyncSender<Message>, group: usize, spilled: u64) -> Forward {
+    Forward { group, backlog: Some(Default::default()), ..forward(to, None, spilled) }
+}
+
 const ENCODER: Encoder = |event, out| out.extend_from_slice(event.session_id.as_bytes());
 
 /// A reader with a bug: it panics on every input.
@@ -272,9 +277,7 @@ fn a_group_ends_without_waiting_for_a_busy_writer() {
 #[test]
 fn a_group_read_ahead_with_builders_keeps_its_messages_instead_of_waiting() {
     let (to, from) = mpsc::sync_channel(1);
-    let mut forward = forward(to, None, 0);
-    forward.backlog = Some(Default::default());
-    forward.group = 3; // the writer is at group 0
+    let mut forward = building(to, 3, 0);
     let (done, finished) = mpsc::channel();
     thread::spawn(move || {
         for name in ["a", "b", "c"] {
@@ -367,9 +370,7 @@ fn built(piece: Piece) -> Message {
 #[test]
 fn a_piece_read_ahead_waits_in_a_file_once_pieces_in_memory_hold_their_limit() {
     let (to, from) = mpsc::sync_channel(4);
-    let mut forward = forward(to, None, 0);
-    forward.backlog = Some(Default::default());
-    forward.group = 1; // the writer is at group 0
+    let mut forward = building(to, 1, 0);
     forward.budget.waiting.store(AHEAD_BYTES, Ordering::Relaxed);
     let (done, sent) = mpsc::channel();
     thread::spawn(move || {
@@ -396,9 +397,7 @@ fn a_piece_that_may_not_wait_in_a_file_or_finds_the_files_full_waits_for_room() 
         (0, Piece::new(String::from("in memory only"), 10)),
     ] {
         let (to, from) = mpsc::sync_channel(4);
-        let mut forward = forward(to, None, spilled);
-        forward.backlog = Some(Default::default());
-        forward.group = 1;
+        let mut forward = building(to, 1, spilled);
         forward.budget.waiting.store(AHEAD_BYTES, Ordering::Relaxed);
         let budget = Arc::clone(&forward.budget);
         let (done, sent) = mpsc::channel();

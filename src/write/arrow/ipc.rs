@@ -19,27 +19,16 @@ use crate::write::{
 /// extension types.
 pub fn open<'w>(target: Target<'w>) -> Result<Box<dyn EventSink + 'w>, WriteError> {
     let schema = plain(&event_schema(true));
-    Ok(match target {
-        Target::Stream(out) => {
-            let writer = StreamWriter::try_new(out, &schema).map_err(io_error)?;
-            Box::new(Ipc {
-                out: Some(Out::Stream(writer)),
-                gathered: Gathered::new(true, true).stored_ahead(),
-                sessions_path: None,
-            })
-        }
+    let (out, sessions_path) = match target {
+        Target::Stream(out) => (Out::Stream(StreamWriter::try_new(out, &schema).map_err(io_error)?), None),
         Target::Path(path) if is_directory_target(&path) => return Err(not_a_directory(&path, "arrow")),
         Target::Path(path) => {
-            let sessions_path = sessions_beside(&path);
             let file = AtomicFile::create(&path)?;
-            let writer = FileWriter::try_new(file, &schema).map_err(io_error)?;
-            Box::new(Ipc {
-                out: Some(Out::File(writer)),
-                gathered: Gathered::new(true, true).stored_ahead(),
-                sessions_path,
-            })
+            (Out::File(FileWriter::try_new(file, &schema).map_err(io_error)?), sessions_beside(&path))
         }
-    })
+    };
+    let gathered = Gathered::new(true, true).stored_ahead();
+    Ok(Box::new(Ipc { out: Some(out), gathered, sessions_path }))
 }
 
 enum Out<'w> {

@@ -23,7 +23,8 @@
 //! [`Options::threads`], a single Parquet file encodes and compresses its columns on as many
 //! threads of its own (`row_groups.rs`); the bytes are the same. A partitioned dataset keeps at
 //! most 8 partition files open, its batches built by the reading threads too, and encodes on
-//! the caller's thread, since its part files are cut at an exact size. Session summaries are held until the end (one small record per session).
+//! the caller's thread, since its part files are cut at an exact size. Session summaries are
+//! held until the end (one small record per session).
 //!
 //! [`Options::threads`]: crate::write::Options::threads
 

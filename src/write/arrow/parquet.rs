@@ -286,7 +286,7 @@ impl EventSink for Partitioned {
 
     fn event(&mut self, event: &Event) -> io::Result<()> {
         self.sessions.observe(event);
-        let dir = self.partitioner.dir(event);
+        let dir = self.partitioner.dir(event).to_owned();
         self.file(&dir)?.append(event)?;
         self.close_if_full(&dir)
     }

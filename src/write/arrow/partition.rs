@@ -42,27 +42,25 @@ impl Partitioner {
     }
 
     /// The partition directory of an event.
-    pub(super) fn dir(&mut self, event: &Event) -> String {
+    pub(super) fn dir(&mut self, event: &Event) -> &str {
         let date = event.timestamp.map(|t| t.date_naive());
-        if let Some((agent, session, last_date, dir)) = &self.last
-            && *agent == event.agent
-            && *session == event.session_id
-            && (date.is_none() || date == *last_date)
-        {
-            return dir.clone();
+        let same = self.last.as_ref().is_some_and(|(agent, session, last_date, _)| {
+            *agent == event.agent && *session == event.session_id && (date.is_none() || date == *last_date)
+        });
+        if !same {
+            let key = (event.agent, event.session_id.clone());
+            let date = match date {
+                Some(date) => {
+                    self.last_date.insert(key.clone(), date);
+                    Some(date)
+                }
+                None => self.last_date.get(&key).copied(),
+            };
+            let text = date.map_or_else(|| NULL_PARTITION.to_owned(), |d| d.format("%Y-%m-%d").to_string());
+            let dir = self.path_of(event.agent, &text);
+            self.last = Some((key.0, key.1, date, dir));
         }
-        let key = (event.agent, event.session_id.clone());
-        let date = match date {
-            Some(date) => {
-                self.last_date.insert(key.clone(), date);
-                Some(date)
-            }
-            None => self.last_date.get(&key).copied(),
-        };
-        let text = date.map_or_else(|| NULL_PARTITION.to_owned(), |d| d.format("%Y-%m-%d").to_string());
-        let dir = self.path_of(event.agent, &text);
-        self.last = Some((key.0, key.1, date, dir.clone()));
-        dir
+        self.last.as_ref().map(|(_, _, _, dir)| dir.as_str()).expect("set above")
     }
 
     /// The directory of an agent's partition of a date (`YYYY-MM-DD` or [`NULL_PARTITION`]).
@@ -116,17 +114,18 @@ impl Build for PartitionBuilder {
 
     fn event(&mut self, event: &Event) -> io::Result<Option<Piece>> {
         self.sessions.observe(event);
+        let with_agent = self.partitioner.with_agent();
         let dir = self.partitioner.dir(event);
-        if !self.columns.contains_key(&dir) {
-            self.columns.insert(dir.clone(), EventColumns::new(self.partitioner.with_agent(), false));
+        if !self.columns.contains_key(dir) {
+            self.columns.insert(dir.to_owned(), EventColumns::new(with_agent, false));
         }
-        let columns = self.columns.get_mut(&dir).expect("inserted above");
+        let columns = self.columns.get_mut(dir).expect("inserted above");
         columns.append(event);
         if !columns.is_full() {
             return Ok(None);
         }
         let batch = columns.finish().map_err(io_error)?;
-        Ok(Some(piece(PartitionPart { batches: vec![(dir, batch)], sessions: None })))
+        Ok(Some(piece(PartitionPart { batches: vec![(dir.to_owned(), batch)], sessions: None })))
     }
 
     fn end_source(&mut self, lines: u64, diagnostics: &[Diagnostic]) {
