@@ -53,12 +53,7 @@ pub fn main_from(arguments: impl IntoIterator<Item = std::ffi::OsString>) -> Exi
             return if e.use_stderr() { Exit::Usage } else { Exit::Success };
         }
     };
-    // On Ctrl-C or SIGTERM, no temporary file is left behind; 130 is the shell's code for an
-    // interrupted command.
-    let _ = ctrlc::set_handler(|| {
-        crate::write::remove_temporary_files();
-        std::process::exit(130);
-    });
+    remove_temporary_files_on_signals();
     std::panic::set_hook(Box::new(|info| {
         let _ = writeln!(
             io::stderr(),
@@ -66,6 +61,23 @@ pub fn main_from(arguments: impl IntoIterator<Item = std::ffi::OsString>) -> Exi
         );
     }));
     std::panic::catch_unwind(|| run(args)).unwrap_or(Exit::Internal)
+}
+
+/// On SIGINT (Ctrl-C), SIGTERM or SIGHUP, removes the run's temporary files and exits with the
+/// shell's status for a command ended by that signal, 128 + its number: 130 for SIGINT, 143 for
+/// SIGTERM. Installed once per process, however often the command line runs in it.
+fn remove_temporary_files_on_signals() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
+        let _ = std::thread::Builder::new().name("agentlog-signals".into()).spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                crate::write::remove_temporary_files();
+                std::process::exit(128 + signal);
+            }
+        });
+    });
 }
 
 /// Runs a parsed command line.
