@@ -85,7 +85,9 @@ fn token_totals_equal_agentlog_usage_for_every_session() {
         let counts = [prompt, n(row, "output_tokens"), n(row, "cache_read_tokens"), n(row, "responses")];
         from_usage.insert(row["session"].as_str().unwrap().to_owned(), counts);
     }
-    assert!(from_usage.values().map(|c| c[3]).sum::<u64>() > 1000, "the corpora have responses");
+    // The own corpus holds 56 responses by itself.
+    let least = common::at_least(1000, 50) as u64;
+    assert!(from_usage.values().map(|c| c[3]).sum::<u64>() > least, "the corpora have responses");
     // Sessions without responses have documents with zero totals, and no usage row.
     from_atif.retain(|_, t| *t != [0; 4]);
     assert_eq!(from_atif, from_usage);

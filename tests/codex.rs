@@ -494,7 +494,8 @@ fn no_injected_context_is_an_unflagged_user_message() {
             }
         }
     }
-    assert!(flagged >= 4, "the samples and the E2 file hold injected context ({flagged})");
+    // Three samples of the own corpus begin with such context; the shared E2 file adds more.
+    assert!(flagged >= common::at_least(4, 3), "the samples and the E2 file hold injected context ({flagged})");
 }
 
 #[test]

@@ -125,7 +125,8 @@ fn corpus_events() -> Vec<agentlog::model::Event> {
 fn every_writer_takes_the_whole_corpus_and_formats_agentlog_reads_give_it_back() {
     use agentlog::write::{Options, Target, WRITERS};
     let events = corpus_events();
-    assert!(events.len() > 1000, "only {} events", events.len());
+    // The own corpus holds 343 events by itself.
+    assert!(events.len() > common::at_least(1000, 300), "only {} events", events.len());
     for writer in WRITERS {
         let dir = tempfile::tempdir().unwrap();
         let extension = writer.extensions().first().copied().unwrap_or("jsonl");
@@ -224,7 +225,9 @@ fn markdown_transcripts_hold_every_prompt_answer_and_tool_output_of_the_corpus()
             _ => {}
         }
     }
-    assert!(messages > 1000 && outputs > 1000, "{messages} messages, {outputs} outputs");
+    // The own corpus holds 98 such messages and 23 outputs by itself.
+    let (least_messages, least_outputs) = (common::at_least(1000, 90), common::at_least(1000, 20));
+    assert!(messages > least_messages && outputs > least_outputs, "{messages} messages, {outputs} outputs");
 }
 
 #[test]
@@ -393,7 +396,8 @@ fn markdown_shows_edits_as_diffs_and_plans_as_checklists() {
             edits += 1;
         }
     }
-    assert!(edits > 20, "{edits} edits");
+    // The own corpus holds one edit (`claude/hostile-text.jsonl`).
+    assert!(edits >= common::at_least(20, 1), "{edits} edits");
     assert!(text.contains("\n- [x] ") && text.contains("\n- [ ] "), "plans as checklists");
 }
 

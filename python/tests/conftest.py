@@ -13,12 +13,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "corpus"
-SHARED = Path(os.environ.get("AGENTLOG_SHARED_CORPUS", ROOT.parent / "shared" / "corpus"))
+# $AGENTLOG_SHARED names the shared material's folder (default: `shared` beside the project);
+# `off` puts it out of reach, as on a clone alone.
+SHARED_ROOT = os.environ.get("AGENTLOG_SHARED", str(ROOT.parent / "shared"))
+SHARED = Path(SHARED_ROOT) / "corpus"
 
 
 @pytest.fixture(scope="session")
 def shared_corpus() -> Path:
-    """The real logs beside the project; a failure under CI=true, else a skip, when missing."""
+    """The real logs beside the project; when missing a failure under CI=true, else a skip
+    (always a skip with AGENTLOG_SHARED=off)."""
+    if SHARED_ROOT == "off":
+        pytest.skip("AGENTLOG_SHARED=off: the shared corpus is out of reach")
     if not SHARED.is_dir():
         if os.environ.get("CI") == "true":
             pytest.fail(f"the shared corpus is missing: {SHARED}")

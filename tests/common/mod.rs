@@ -14,17 +14,39 @@ pub fn own_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
 }
 
-/// The third-party corpus beside the project, if present; prints a notice when it is not, and
-/// fails under `CI`, which must have it.
-pub fn shared_corpus() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+/// A folder of the shared material beside the project (`../shared/<name>`), if present.
+///
+/// `AGENTLOG_SHARED` names another place for that material; `AGENTLOG_SHARED=off` puts it out
+/// of reach, as on a clone alone, and CI runs the suite so once more. When the material is
+/// absent a notice is printed; under `CI` that is a failure, unless `off` asked for it.
+fn shared(name: &str) -> Option<PathBuf> {
+    let root = match std::env::var_os("AGENTLOG_SHARED") {
+        Some(value) if value == "off" => {
+            eprintln!("notice: AGENTLOG_SHARED=off; skipping the part of this test that reads ../shared/{name}");
+            return None;
+        }
+        Some(value) => PathBuf::from(value),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+    };
+    let path = root.join(name);
     if path.is_dir() {
-        Some(path)
-    } else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have the shared corpus at {}", path.display());
-        eprintln!("notice: {} is absent; skipping the real-corpus part of this test", path.display());
-        None
+        return Some(path);
     }
+    assert!(std::env::var_os("CI").is_none(), "CI must have {} (or set AGENTLOG_SHARED=off)", path.display());
+    eprintln!("notice: {} is absent; skipping the part of this test that reads it", path.display());
+    None
+}
+
+/// The third-party corpus beside the project (`../shared/corpus`), if present; see [`shared`].
+pub fn shared_corpus() -> Option<PathBuf> {
+    shared("corpus")
+}
+
+/// The least count a test over both corpora must reach: `with_shared` when the shared corpus is
+/// within reach, else `own_alone`, what the project's own `corpus/` holds by itself (so that a
+/// clone alone passes, and a test still fails if its check finds nothing to check).
+pub fn at_least(with_shared: usize, own_alone: usize) -> usize {
+    if shared_corpus().is_some() { with_shared } else { own_alone }
 }
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -48,17 +70,10 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     files
 }
 
-/// The real Gemini CLI and Copilot CLI samples beside the project (`../shared/other-agents`),
-/// if present; as [`shared_corpus`], a failure under `CI` when absent.
+/// The real samples of other agents beside the project (`../shared/other-agents`), if
+/// present; see [`shared`].
 pub fn other_agents() -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/other-agents");
-    if path.is_dir() {
-        Some(path)
-    } else {
-        assert!(std::env::var_os("CI").is_none(), "CI must have the other agents' samples at {}", path.display());
-        eprintln!("notice: {} is absent; skipping the part of this test that reads it", path.display());
-        None
-    }
+    shared("other-agents")
 }
 
 /// Every file of the own corpus and, when present, the shared one and the other agents'
