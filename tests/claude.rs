@@ -546,3 +546,40 @@ fn an_assistant_line_without_blocks_is_still_an_event() {
     assert!(matches!(&events[0].payload, Payload::Message(m) if m.role == Role::Assistant && m.parts.is_empty()));
     assert_eq!(events[0].record_id.as_deref(), Some("a1"));
 }
+
+// Issue 42: Claude Code 2.1.328 writes `api-request-shape`, `api-request`, `api-request-blob`,
+// `cost-state` and `tools-used` records, which stayed `unknown`; the system prompt and tool
+// definitions they carry are what dataset builders want most.
+#[test]
+fn claude_code_2_1_328_request_records_are_mapped_and_the_shape_carries_prompt_and_tools() {
+    let path = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
+    let (events, report) = common::read_file(&Claude, &path, "tools.jsonl");
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let unknown: Vec<_> = events.iter().filter(|e| meta_type(e) == Some(MetaType::Unknown)).collect();
+    assert!(unknown.is_empty(), "{:?}", unknown.iter().map(|e| &e.source.record_type).collect::<Vec<_>>());
+    // The file, read as plain JSON: what each new record kind becomes.
+    let records: Vec<serde_json::Value> =
+        common::text(&path).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let kind_of = |line: u64| events.iter().find(|e| e.source.line == line).and_then(meta_type);
+    for (n, record) in records.iter().enumerate() {
+        let expected = match record["type"].as_str().unwrap() {
+            "api-request-shape" => MetaType::RequestShape,
+            "api-request" => MetaType::Request,
+            "api-request-blob" => MetaType::RequestMessage,
+            "cost-state" => MetaType::AgentTotals,
+            "tools-used" => MetaType::System,
+            _ => continue,
+        };
+        assert_eq!(kind_of(n as u64 + 1), Some(expected), "line {}", n + 1);
+    }
+    // The shape: the system prompt and the tools as the harness gave them (`--tools Bash,Agent`).
+    let shape = events.iter().find(|e| meta_type(e) == Some(MetaType::RequestShape)).unwrap();
+    let Payload::Meta(meta) = &shape.payload else { unreachable!() };
+    let data = meta.data.as_ref().unwrap().to_value();
+    let source = records.iter().find(|r| r["type"] == "api-request-shape").unwrap();
+    assert_eq!(data["shape_hash"], source["shapeHash"]);
+    assert_eq!(data["system"], source["shape"]["system"]);
+    let tools: Vec<&str> = data["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(tools, ["Agent", "Bash"]);
+    assert!(data["tools"][1]["input_schema"]["properties"]["command"].is_object());
+}

@@ -581,3 +581,64 @@ fn a_message_waiting_for_its_twin_survives_a_command_end() {
     assert!(texts.contains(&(Role::User, "run the tests please")), "{texts:?}");
     assert_eq!(texts.iter().filter(|(r, t)| *r == Role::Assistant && *t == "The tests pass.").count(), 2, "{texts:?}");
 }
+
+/// A rollout Codex 0.169.0 wrote against the test server (`corpus/recorded/`).
+fn recorded(rel: &str) -> PathBuf {
+    common::own_corpus().join("recorded/codex/0.169.0").join(rel)
+}
+
+/// The `response_id` of each `token_usage_record` line of `path`, read as plain JSON.
+fn usage_record_ids(path: &Path) -> Vec<String> {
+    common::text(path)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|v| v["type"] == "token_usage_record")
+        .map(|v| v["payload"]["response_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+// Issue 42: Codex 0.169 pairs a typed prompt's item with an `event_msg` `item_completed`
+// (`item.type` `UserMessage`) instead of `user_message`, and every prompt was classed as
+// injected; `token_usage_record` and `world_state` stayed unknown.
+#[test]
+fn codex_0_169_typed_prompts_are_typed_and_each_response_is_counted_once_by_its_id() {
+    for (file, prompts, served) in [
+        (
+            "tools.jsonl",
+            vec!["[tools] Run echo hello, then list /nonexistent."],
+            // The test server's k-th response: input 1300 + 60k (cached 300 + 23k included),
+            // output 50 + 11k.
+            vec![[1300, 300, 50], [1360, 323, 61], [1420, 346, 72]],
+        ),
+        (
+            "resume.jsonl",
+            vec!["[resume] Run a command and stop.", "[resume] Pick up where we left off."],
+            vec![[1300, 300, 50], [1360, 323, 61], [1420, 346, 72]],
+        ),
+    ] {
+        let path = recorded(file);
+        let (events, report) = read(&path);
+        assert!(report.diagnostics.is_empty(), "{file}: {:?}", report.diagnostics);
+        assert_every_line_accounted(&path, &events, &report);
+        let typed: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match &e.payload {
+                Payload::Message(m) if m.role == Role::User && !e.injected => Some(m.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(typed, prompts, "{file}");
+        let unknown: Vec<_> = events.iter().filter(|e| meta_type(e) == Some(MetaType::Unknown)).collect();
+        assert!(unknown.is_empty(), "{file}: {:?}", unknown.iter().map(|e| &e.source.record_type).collect::<Vec<_>>());
+        let counted: Vec<[u64; 3]> = usages(&events)
+            .iter()
+            .map(|(_, u)| {
+                let cached = u.cache_read_tokens.unwrap();
+                [u.input_tokens.unwrap() + cached, cached, u.output_tokens.unwrap()]
+            })
+            .collect();
+        assert_eq!(counted, served, "{file}");
+        let ids: Vec<String> = usages(&events).iter().map(|(_, u)| u.response_id.clone().unwrap()).collect();
+        assert_eq!(ids, usage_record_ids(&path), "{file}: each response named by its record");
+    }
+}

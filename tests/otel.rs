@@ -150,11 +150,23 @@ fn a_claude_session_with_a_subagent_and_a_codex_session_make_the_span_trees_thei
 #[test]
 fn token_totals_of_the_chat_spans_equal_agentlog_usage_for_every_session() {
     let inputs = inputs();
+    // `usage --by session` counts a subagent thread that has a session of its own (Codex) under
+    // the session that spawned it; its trace is its own, so its spans are summed there too.
+    let mut root: HashMap<String, String> = HashMap::new();
+    for event in lines(&run(&["--to", "unified"], &inputs)) {
+        if event["is_sidechain"] == true
+            && let Some(parent) = event["parent_session_id"].as_str()
+        {
+            root.insert(event["session_id"].as_str().unwrap().to_owned(), parent.to_owned());
+        }
+    }
     let mut from_spans: BTreeMap<String, [u64; 4]> = BTreeMap::new();
     for request in lines(&run(&["--to", "otel"], &inputs)) {
         for (_, a) in spans(&request).iter().filter(|(_, a)| operation(a) == "chat") {
             let n = |k: &str| a[k].as_str().unwrap().parse::<u64>().unwrap();
-            let totals = from_spans.entry(a["gen_ai.conversation.id"].as_str().unwrap().to_owned()).or_default();
+            let conversation = a["gen_ai.conversation.id"].as_str().unwrap();
+            let session = root.get(conversation).map_or(conversation, String::as_str);
+            let totals = from_spans.entry(session.to_owned()).or_default();
             // Held at 2^63 - 1, as agentlog's session totals are.
             let keys = [
                 "gen_ai.usage.input_tokens",

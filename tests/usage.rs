@@ -397,3 +397,27 @@ fn csv_has_a_line_per_row_and_the_table_a_totals_row_and_a_footnote() {
     );
     assert!(table.ends_with("* leaves out 1 response of models without a price\n"), "{table}");
 }
+
+// Issue 42: Claude Code (2.1.328 and later) writes its own session totals, `cost-state`; where
+// the price table knows the model, agentlog's cost of the same responses must be the same.
+#[test]
+fn cost_equals_the_cost_claude_code_computed_for_its_sessions() {
+    let dir = common::own_corpus().join("recorded/claude/2.1.328");
+    for file in ["tools.jsonl", "resume.jsonl", "reasoning.jsonl", "api-error.jsonl"] {
+        let path = dir.join(file);
+        // The last `cost-state` holds the session's totals (each run writes one, cumulative).
+        let claude_code = common::text(&path)
+            .lines()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|r| r["type"] == "cost-state")
+            .unwrap_or_else(|| panic!("{file} has a cost-state"))["totalCostUSD"]
+            .as_f64()
+            .unwrap();
+        let (doc, _) = usage_json(&["--by", "session", path.to_str().unwrap()]);
+        let rows = rows(&doc);
+        assert_eq!(rows.len(), 1, "{file}");
+        let ours = rows[0]["cost_usd"].as_f64().unwrap();
+        assert!((ours - claude_code).abs() < 1e-9, "{file}: agentlog {ours}, Claude Code {claude_code}");
+    }
+}

@@ -71,6 +71,25 @@ pub enum MetaType {
     /// An entry of the agent's registry of running sessions (Claude Code `sessions/<pid>.json`):
     /// `data` holds `pid`, `cwd`, `startedAt`, `kind` and `entrypoint`. Added in 1.2.
     SessionRegistry,
+    /// What the agent sends the model besides the conversation, once per distinct form: `data`
+    /// holds `system` (the system prompt: a string or a list of text blocks, as the agent
+    /// sent it), `tools` (the tool definitions, each with `name`, `description` and
+    /// `input_schema`) and `shape_hash`, the agent's key for it (Claude Code
+    /// `api-request-shape`). Added in 1.3.
+    RequestShape,
+    /// One request to the model as the agent made it: its parameters (model, token limit,
+    /// thinking, betas) and the `shape_hash` of the [`MetaType::RequestShape`] it sent; `data`
+    /// holds the record (Claude Code `api-request`). A request that failed and was retried has
+    /// one each. Added in 1.3.
+    Request,
+    /// One message of a request's body as sent to the model, with the reminders the agent
+    /// added to it, keyed by its hash; `data` holds the record (Claude Code
+    /// `api-request-blob`). Added in 1.3.
+    RequestMessage,
+    /// The session's totals as the agent itself computed them (Claude Code `cost-state`:
+    /// cost in USD, durations, tokens per model); cumulative, so the last one of a session holds
+    /// its totals. Never counted as usage. `data` holds the record. Added in 1.3.
+    AgentTotals,
     /// A record this version of agentlog does not know; `data` holds it whole.
     Unknown,
 }
@@ -102,6 +121,10 @@ impl MetaType {
             Memory => "memory",
             TodoList => "todo_list",
             SessionRegistry => "session_registry",
+            RequestShape => "request_shape",
+            Request => "request",
+            RequestMessage => "request_message",
+            AgentTotals => "agent_totals",
             Unknown => "unknown",
         }
     }

@@ -2,6 +2,7 @@
 //! settles across lines.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use serde_json::value::RawValue;
 
@@ -461,6 +462,12 @@ impl LineParser for Parser {
                 let data = serde_json::json!({ "title": title.unwrap_or_default(), "source": source, "record": object.to_json() });
                 vec![with(&head, meta(MetaType::Title, Json::from_value(&data)))]
             }
+            "api-request-shape" => {
+                let mut event = with(&head, meta(MetaType::RequestShape, request_shape(&object)));
+                event.extra =
+                    object.leftovers(&["type", "shape", "shapeHash", "sessionId", "timestamp", "version"], None);
+                vec![event]
+            }
             "progress" => {
                 parsed.usage = object.raw("data").and_then(|data| progress::response(&head, &object, data));
                 vec![with(&head, meta(MetaType::Progress, object.to_json()))]
@@ -470,7 +477,11 @@ impl LineParser for Parser {
                     "file-history-snapshot" => MetaType::FileSnapshot,
                     "attachment" => MetaType::Attachment,
                     "queue-operation" => MetaType::QueueOperation,
-                    "last-prompt"
+                    "api-request" => MetaType::Request,
+                    "api-request-blob" => MetaType::RequestMessage,
+                    "cost-state" => MetaType::AgentTotals,
+                    "tools-used"
+                    | "last-prompt"
                     | "permission-mode"
                     | "mode"
                     | "tag"
@@ -503,6 +514,19 @@ impl LineParser for Parser {
         parsed.events = events;
         Ok(parsed)
     }
+}
+
+/// The data of an `api-request-shape` record: the fields of its `shape` (`system`, `tools`) and
+/// its `shapeHash` as `shape_hash`, as the model's [`MetaType::RequestShape`] has them.
+fn request_shape(object: &Object<'_>) -> Json {
+    let shape =
+        object.raw("shape").and_then(|shape| serde_json::from_str::<BTreeMap<String, &RawValue>>(shape.get()).ok());
+    let mut data: BTreeMap<String, Json> =
+        shape.into_iter().flatten().map(|(key, value)| (key, Json::from_raw(value))).collect();
+    if let Some(hash) = object.raw("shapeHash") {
+        data.insert("shape_hash".to_owned(), Json::from_raw(hash));
+    }
+    Json::from_value(&data)
 }
 
 /// The data of a title from a `summary` record; its fields in the order `serde_json::json!`

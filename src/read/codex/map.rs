@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::value::RawValue;
 
 use super::parse::{End, Facts, Header, Parsed, Parser, Step, header, meta};
-use super::raw::{self, TokenInfo};
+use super::raw::{self, TokenInfo, TokenUsage};
 use super::tokens;
 use crate::model::{Context, Event, Json, Meta, MetaType, Payload, Role, Usage};
 use crate::read::{Emitter, Line, LineMapper, Object, Problem, file_stem};
@@ -44,6 +44,8 @@ pub struct Mapper {
     replay_from: Option<chrono::DateTime<chrono::Utc>>,
     /// Cumulative counters of the last `token_count` row that had them.
     totals: tokens::Totals,
+    /// A `token_usage_record` waiting for the `token_count` row that counts its response.
+    pending_usage: Option<Event>,
     held: Option<Held>,
     /// `agent_reasoning` events waiting for the reasoning item they copy.
     pending_reasoning: Vec<Event>,
@@ -88,6 +90,7 @@ impl Mapper {
             forked: false,
             replay_from: None,
             totals: tokens::Totals::default(),
+            pending_usage: None,
             held: None,
             pending_reasoning: Vec::new(),
             tools: HashMap::new(),
@@ -236,12 +239,16 @@ impl Mapper {
         if self.is_replayed(at) {
             return None;
         }
-        let u = call?;
+        Some(self.usage_of(call?))
+    }
+
+    /// A model call's counters as agentlog's usage, with the model in force.
+    fn usage_of(&self, u: TokenUsage) -> Usage {
         if u.total() > crate::model::MAX_COUNT {
             crate::read::lenient::overflow("payload.info");
         }
         let cached = u.cached_input_tokens.min(u.input_tokens);
-        Some(Usage {
+        Usage {
             input_tokens: Some(u.input_tokens - cached),
             cache_read_tokens: Some(cached),
             cache_write_tokens: None,
@@ -252,7 +259,46 @@ impl Mapper {
             cost_usd: None,
             model: self.context.model.clone(),
             response_id: None,
-        })
+        }
+    }
+
+    /// Holds a `token_usage_record` until the `token_count` row that counts its response (see
+    /// [`Mapper::name_response`]); one still held when another comes, or when the file ends,
+    /// is sent as it is (see [`Mapper::send_uncounted_record`]).
+    fn usage_record(
+        &mut self,
+        mut record: Event,
+        response_id: Option<String>,
+        out: &mut Emitter<'_>,
+    ) -> std::io::Result<()> {
+        self.send_uncounted_record(out)?;
+        record.response_id = response_id;
+        self.pending_usage = Some(record);
+        Ok(())
+    }
+
+    /// Gives a `token_count` row's `usage` event the id of the response the held
+    /// `token_usage_record` names, and lists the record's line in its `extra.merged_lines`.
+    fn name_response(&mut self, event: &mut Event) {
+        let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload else {
+            return;
+        };
+        let Some(record) = self.pending_usage.take() else { return };
+        usage.response_id.clone_from(&record.response_id);
+        event.response_id.clone_from(&record.response_id);
+        merge_twin(event, &record);
+    }
+
+    /// Sends a held `token_usage_record` that no `token_count` row counted as a
+    /// `usage_snapshot`: the rows are what Codex's own totals and other readers count, so a
+    /// record alone adds nothing to usage (its counts stay in `data`).
+    fn send_uncounted_record(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        let Some(mut record) = self.pending_usage.take() else { return Ok(()) };
+        if let Payload::Meta(m) = &mut record.payload {
+            m.meta_type = MetaType::UsageSnapshot;
+        }
+        record.extra = None;
+        self.send(out, record, 0)
     }
 
     /// Emits what the held slot and the pending reasoning copies hold, as they are.
@@ -434,6 +480,7 @@ impl LineMapper<Parsed> for Mapper {
         if let Some((call_id, end)) = facts.end {
             self.ends.insert(call_id, end);
         }
+        let counted = facts.tokens.is_some();
         if let Some(tokens) = facts.tokens {
             let (info, data) = *tokens;
             let payload = self.token_count(info, data, at);
@@ -443,6 +490,14 @@ impl LineMapper<Parsed> for Mapper {
         }
         for event in step.events_mut() {
             self.settle(event, facts.bare_item);
+        }
+        if let Some(record) = facts.usage_record {
+            let Step::Events { mut events, .. } = step else { unreachable!("a usage record is one event") };
+            let event = events.pop().expect("a usage record is one event");
+            return self.usage_record(event, record, out);
+        }
+        if counted && let Some(event) = step.first_event_mut() {
+            self.name_response(event);
         }
         if let Step::Output(event) = &mut step
             && let Payload::ToolOutput(o) = &mut event.payload
@@ -464,6 +519,7 @@ impl LineMapper<Parsed> for Mapper {
     }
 
     fn finish(&mut self, out: &mut Emitter<'_>) -> std::io::Result<()> {
+        self.send_uncounted_record(out)?;
         self.flush(out)?;
         for (event, slot) in self.turns.drain(..).flatten() {
             out.emit(event, slot)?;

@@ -6,7 +6,9 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::output;
-use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TurnContext};
+use super::raw::{
+    self, CompletedItem, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TurnContext, UsageRecord,
+};
 use crate::model::{
     Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
 };
@@ -61,6 +63,8 @@ pub(super) struct Facts {
     pub(super) end: Option<(String, End)>,
     /// A `token_count` row: its counters, and the row as data.
     pub(super) tokens: Option<Box<(Option<TokenInfo>, Json)>>,
+    /// A `token_usage_record`: the id of the response it reports.
+    pub(super) usage_record: Option<Option<String>>,
 }
 
 /// The facts of a session header (`session_meta`).
@@ -199,6 +203,22 @@ impl Parser {
                 let turn: TurnContext<'_> = serde_json::from_str(payload.get())?;
                 facts.turn = Some(Box::new((turn.model.map(Cow::into_owned), turn.cwd.map(Cow::into_owned))));
                 self.events(line, ts, "turn_context", meta(MetaType::TurnContext, Json::from_raw(payload)), true)
+            }
+            // The context the model is given (instructions, environments, date), in full or as a
+            // change.
+            "world_state" => {
+                self.events(line, ts, "world_state", meta(MetaType::TurnContext, Json::from_raw(payload.raw()?)), true)
+            }
+            "token_usage_record" => {
+                // The mapper pairs it with the `token_count` row that counts the same response.
+                let object = payload.object()?;
+                let record: UsageRecord<'_> = object.get()?;
+                facts.usage_record = Some(record.response_id.map(Cow::into_owned));
+                let data =
+                    Payload::Meta(Meta { meta_type: MetaType::Unknown, data: Some(object.to_json()), usage: None });
+                let mut event = self.event(line, ts, "token_usage_record", data);
+                event.extra = object.leftovers(&["response_id", "usage"], None);
+                Step::Events { events: vec![event], transparent: true }
             }
             "compacted" => {
                 // `replacement_history` repeats earlier messages: kept as data, never re-emitted.
@@ -376,6 +396,15 @@ impl Parser {
                 };
                 return Ok(Step::ReasoningEvent(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))));
             }
+            "item_completed" => {
+                let item = object.raw("item").and_then(|raw| serde_json::from_str::<CompletedItem<'_>>(raw.get()).ok());
+                if let Some(step) =
+                    item.and_then(|item| self.completed_item(line, ts, &record_type, object, item, facts))
+                {
+                    return Ok(step);
+                }
+                MetaType::System
+            }
             "token_count" => {
                 // The mapper tells a model call from a re-emit.
                 facts.tokens = Some(Box::new((msg.info, data())));
@@ -416,7 +445,6 @@ impl Parser {
             | "error"
             | "warning"
             | "web_search_end"
-            | "item_completed"
             | "entered_review_mode"
             | "exited_review_mode"
             | "image_generation_end"
@@ -436,6 +464,67 @@ impl Parser {
         let payload =
             if meta_type == MetaType::Unknown { unknown(Json::parse(line.text)?) } else { meta(meta_type, data()) };
         Ok(self.events(line, ts, &record_type, payload, false))
+    }
+}
+
+impl Parser {
+    /// An `item_completed` whose item is the twin of a `response_item`, read as the older
+    /// event of the same role: a typed prompt's `UserMessage` follows its item and tells it
+    /// typed, an `AgentMessage` or `Reasoning` precedes the item it copies, and a
+    /// `CommandExecution` precedes its output with the exit code and duration. `None` for
+    /// other items, which stay `system` events.
+    fn completed_item(
+        &self,
+        line: Line<'_>,
+        ts: Option<&str>,
+        record_type: &str,
+        object: &Object<'_>,
+        item: CompletedItem<'_>,
+        facts: &mut Facts,
+    ) -> Option<Step> {
+        let text = || item.content.iter().filter_map(|part| part.text.as_deref()).collect::<Vec<_>>().concat();
+        let item_fields = || {
+            let item = object.raw("item").and_then(|raw| Object::from_raw(raw).ok());
+            item.and_then(|item| item.leftovers(&["type", "content", "summary_text"], None))
+        };
+        let extra = || object.leftovers(&["type"], Some(("item", item_fields())));
+        match item.item_type.as_ref() {
+            "UserMessage" => {
+                let text = text();
+                let injected = is_injected_text(&text);
+                let message = Message::from_parts(Role::User, vec![Part::Text { text }]);
+                let mut event = self.event(line, ts, record_type, Payload::Message(message));
+                event.injected = injected;
+                event.extra = extra();
+                Some(Step::UserMessage(event))
+            }
+            "AgentMessage" => {
+                let message = Message::from_parts(Role::Assistant, vec![Part::Text { text: text() }]);
+                let mut event = self.event(line, ts, record_type, Payload::Message(message));
+                event.extra = extra();
+                Some(Step::AgentMessage(event))
+            }
+            "Reasoning" => {
+                let reasoning = Reasoning {
+                    text: item.summary_text.join("\n\n"),
+                    raw_text: None,
+                    encrypted: false,
+                    omitted: false,
+                    signature: None,
+                };
+                let mut event = self.event(line, ts, record_type, Payload::Reasoning(reasoning));
+                event.extra = extra();
+                Some(Step::ReasoningEvent(event))
+            }
+            "CommandExecution" => {
+                let call_id = item.id?;
+                let duration_ms = item.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
+                let end = End { exit_code: item.exit_code, duration_ms, is_error: None };
+                facts.end = Some((call_id.into_owned(), end));
+                None
+            }
+            _ => None,
+        }
     }
 }
 

@@ -233,6 +233,42 @@ impl TokenUsage {
     }
 }
 
+/// A `token_usage_record` line's payload (0.169 and later): one model response's usage, with its
+/// id, written before the `token_count` row whose counters it advances; only the id is read.
+#[derive(Debug, Deserialize)]
+pub struct UsageRecord<'a> {
+    #[serde(borrow, default, deserialize_with = "borrowed")]
+    pub response_id: Option<Cow<'a, str>>,
+}
+
+/// `item_completed.item` (0.169 and later): a turn item Codex finished, written beside its
+/// `response_item` copy as `user_message`, `agent_message`, `agent_reasoning` and
+/// `exec_command_end` were before.
+#[derive(Debug, Deserialize)]
+pub struct CompletedItem<'a> {
+    /// `UserMessage`, `AgentMessage`, `Reasoning`, `CommandExecution`, …
+    #[serde(rename = "type", borrow)]
+    pub item_type: Cow<'a, str>,
+    /// A command's call id.
+    #[serde(borrow, default, deserialize_with = "borrowed")]
+    pub id: Option<Cow<'a, str>>,
+    /// A message's text parts.
+    #[serde(borrow, default)]
+    pub content: Vec<ItemText<'a>>,
+    /// A reasoning item's summary.
+    #[serde(borrow, default)]
+    pub summary_text: Vec<Cow<'a, str>>,
+    pub exit_code: Option<i64>,
+    pub duration: Option<Duration>,
+}
+
+/// A part of a completed message item; parts without text are images or other kinds.
+#[derive(Debug, Deserialize)]
+pub struct ItemText<'a> {
+    #[serde(borrow, default, deserialize_with = "borrowed")]
+    pub text: Option<Cow<'a, str>>,
+}
+
 /// A Rust `Duration` as serde writes it.
 #[derive(Debug, Clone, Copy, Deserialize)]
 pub struct Duration {

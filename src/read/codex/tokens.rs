@@ -46,12 +46,14 @@ impl Totals {
     }
 }
 
-/// Whether a line may matter to usage: usage comes from `token_count` rows, read against the
+/// Whether a line may matter to usage: usage comes from `token_count` rows (and the
+/// `token_usage_record` that names each response), read against the
 /// session header (id, fork) and the turn context (model); replayed history is told by the
 /// times of those rows.
 pub(super) fn may_matter_to_usage(line: &[u8]) -> bool {
     static NEEDED: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(["\"token_count\"", "\"session_meta\"", "\"turn_context\""]).expect("fixed patterns")
+        AhoCorasick::new(["\"token_count\"", "\"token_usage_record\"", "\"session_meta\"", "\"turn_context\""])
+            .expect("fixed patterns")
     });
     NEEDED.is_match(line)
 }
