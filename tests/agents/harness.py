@@ -1,0 +1,934 @@
+#!/usr/bin/env python3
+"""Run the real coding agents offline against the scripted model server.
+
+    python3 tests/agents/harness.py run --out DIR [--agent all|claude,codex,gemini,copilot]
+            [--version pinned|newest|X.Y.Z] [--scenario NAME|all] [--jobs N]
+    python3 tests/agents/harness.py table DIR [--bin PATH]
+    python3 tests/agents/harness.py list
+
+``run`` installs each agent at the asked version from npm (once, into
+``$AGENTLOG_AGENTS_CACHE/<package>-<version>``, default
+``~/.cache/agentlog-agents``), then for each scenario starts
+``server.py`` on 127.0.0.1, runs the agent with a temporary HOME (and
+CODEX_HOME) and a small temporary project directory, and writes into
+``DIR/<agent>-<version>/<scenario>/``:
+
+* ``home/``: the agent's home, with the session files it wrote
+  (``home/.claude/projects/...``, ``home/.codex/sessions/...``,
+  ``home/.gemini/tmp/<project>/chats/...``,
+  ``home/.copilot/session-state/<id>/events.jsonl``);
+* ``ledger.json``: every request the server received, every response it
+  served (with usage), what was typed, and each agent process's exit status.
+
+``table`` converts each scenario's session files with agentlog and prints a
+Markdown table of what came out.  See README.md in this directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+import server as model_server  # noqa: E402
+
+# ---------------------------------------------------------------------------
+# the agents: one table of pins
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    name: str          # short name used in output paths: claude, codex, gemini, copilot
+    package: str       # npm package
+    pinned: str        # version the tests run by default
+    bin: str           # executable under node_modules/.bin
+    cache_prefix: str  # install directory name: <cache_prefix>-<version>
+    session_kind: str  # agentlog's name for the agent
+
+
+AGENTS = {
+    "claude": AgentSpec("claude", "@anthropic-ai/claude-code", "2.1.328", "claude", "claude-code", "claude-code"),
+    "codex": AgentSpec("codex", "@openai/codex", "0.169.0", "codex", "codex", "codex"),
+    "gemini": AgentSpec("gemini", "@google/gemini-cli", "0.61.0", "gemini", "gemini-cli", "gemini-cli"),
+    "copilot": AgentSpec("copilot", "@github/copilot", "1.0.102", "copilot", "copilot", "copilot-cli"),
+}
+
+SCENARIOS = ["text", "reasoning", "tools", "two-turns", "image", "subagent", "subagent-background", "resume",
+             "compaction", "api-error"]
+
+AGENT_TIMEOUT = float(os.environ.get("AGENTLOG_AGENTS_TIMEOUT", "90"))  # seconds per agent process
+NPM_TIMEOUT = 900
+CLAUDE_MODEL = "claude-sonnet-4-5"
+CODEX_MODEL = "gpt-5-codex"
+GEMINI_MODEL = "gemini-2.5-flash"
+COPILOT_MODEL = "gpt-4.1"
+API_KEY_ENV = "AGENTLOG_TEST_API_KEY"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("AGENTLOG_AGENTS_CACHE") or Path.home() / ".cache" / "agentlog-agents")
+
+
+def copilot_cache() -> Path:
+    """XDG_CACHE_HOME shared by the Copilot CLI runs (it unpacks each version there once)."""
+    return cache_root() / "copilot-xdg-cache"
+
+
+def resolve_version(spec: AgentSpec, version: str) -> str:
+    if version == "pinned":
+        return spec.pinned
+    if version == "newest":
+        out = subprocess.run(["npm", "view", spec.package, "version"], capture_output=True, text=True,
+                             timeout=120, check=True)
+        return out.stdout.strip().splitlines()[-1].strip()
+    return version
+
+
+def install(spec: AgentSpec, version: str, log=print) -> Path:
+    """The agent's executable, installed from npm into the cache if missing."""
+    prefix = cache_root() / f"{spec.cache_prefix}-{version}"
+    exe = prefix / "node_modules" / ".bin" / spec.bin
+    pkg_json = prefix / "node_modules" / Path(*spec.package.split("/")) / "package.json"
+    if exe.exists() and pkg_json.exists() and json.loads(pkg_json.read_text()).get("version") == version:
+        return exe
+    prefix.mkdir(parents=True, exist_ok=True)
+    log(f"installing {spec.package}@{version} into {prefix}")
+    subprocess.run(["npm", "install", "--prefix", str(prefix), "--save-exact", "--no-audit", "--no-fund",
+                    f"{spec.package}@{version}"], check=True, timeout=NPM_TIMEOUT,
+                   stdout=subprocess.DEVNULL if log is None else None)
+    if not exe.exists():
+        raise RuntimeError(f"{exe} missing after npm install")
+    return exe
+
+
+def warm_up(agent: str, exe: Path) -> None:
+    """Copilot CLI unpacks its package into $XDG_CACHE_HOME on its first start: do it once, before
+    scenarios run side by side."""
+    if agent != "copilot":
+        return
+    with tempfile.TemporaryDirectory(prefix="agentlog-copilot-warmup-") as home:
+        env = base_env(Path(home), exe)
+        env.update({"XDG_CACHE_HOME": str(copilot_cache()), "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false"})
+        subprocess.run([str(exe), "--version"], env=env, cwd=home, stdin=subprocess.DEVNULL, capture_output=True,
+                       timeout=AGENT_TIMEOUT * 3, start_new_session=True)
+
+
+# ---------------------------------------------------------------------------
+# scenarios
+
+
+def tiny_png(width: int = 8, height: int = 8, rgb=(200, 30, 30)) -> bytes:
+    """A small solid-colour PNG, made with the standard library."""
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + bytes(rgb) * width for _ in range(height))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+@dataclass
+class Invocation:
+    prompt: str
+    mode: str = "new"          # new | continue (the latest session) | resume (by the first run's id)
+    kind: str = "message"      # message: a typed prompt; command: a slash command such as /compact
+    image: bool = False
+
+
+@dataclass
+class Scenario:
+    name: str
+    script: dict
+    invocations: list[Invocation]
+    config: dict = field(default_factory=dict)   # agent-specific settings for this scenario
+    unsupported: str | None = None
+
+
+def shell(command: str, output: str, failed: bool, exit_code: int) -> dict:
+    return {"tool": "shell", "command": command, "expect_output": output, "expect_failed": failed,
+            "expect_exit_code": exit_code}
+
+
+def scenario(agent: str, name: str) -> Scenario:
+    """The scenario ``name`` for ``agent``: what is typed and what the model answers."""
+    p = f"[{name}]"
+    if name == "text":
+        return Scenario(name, {"main": [{"text": "Hello from the scripted model. This is the text scenario."}]},
+                        [Invocation(f"{p} Say hello to the test suite.")])
+    if name == "reasoning":
+        return Scenario(name, {"main": [{"thinking": "The user wants a greeting. A short one will do.",
+                                         "text": "Hello after some thought."}]},
+                        [Invocation(f"{p} Think first, then say hello.")])
+    if name == "tools":
+        return Scenario(name, {"main": [
+            {"text": "I will run two commands.", "tool_calls": [shell("echo hello", "hello", False, 0)]},
+            {"tool_calls": [shell("ls /nonexistent", "No such file or directory", True, 2)]},
+            {"text": "The echo printed hello and the ls failed because the path does not exist."},
+        ]}, [Invocation(f"{p} Run echo hello, then list /nonexistent.")])
+    if name == "two-turns":
+        return Scenario(name, {"main": [{"text": "First answer: noted."}, {"text": "Second answer: still here."}]},
+                        [Invocation(f"{p} First prompt of two."), Invocation(f"{p} Second prompt of two.", mode="continue")])
+    if name == "resume":
+        return Scenario(name, {"main": [
+            {"text": "Starting.", "tool_calls": [shell("echo resumed-session", "resumed-session", False, 0)]},
+            {"text": "Done for now."},
+            {"text": "Welcome back: the earlier command printed resumed-session."},
+        ]}, [Invocation(f"{p} Run a command and stop."), Invocation(f"{p} Pick up where we left off.", mode="resume")])
+    if name == "image":
+        # Gemini CLI attaches a file named with @ in the prompt
+        prompt = f"{p} Describe the attached image @red-square.png" if agent == "gemini" else f"{p} Describe the attached image."
+        return Scenario(name, {"main": [{"text": "The image is a small red square."}]},
+                        [Invocation(prompt, image=True)])
+    if name == "api-error":
+        err = ({"status": 529, "type": "overloaded_error", "message": "Overloaded"} if agent == "claude"
+               else {"status": 503, "type": "UNAVAILABLE", "message": "The model is overloaded."} if agent == "gemini"
+               else {"status": 500, "type": "server_error", "message": "The server had an error."})
+        return Scenario(name, {"main": [{"error": err}, {"text": "Answer after one retry."}]},
+                        [Invocation(f"{p} Answer despite a server error.")])
+    if name == "subagent":
+        marker = "SUBTASK-7F3A"
+        sub_prompt = f"{marker}: run echo from-subagent and report what it printed."
+        if agent == "claude":
+            return Scenario(name, {
+                "subagent_marker": marker,
+                "main": [{"text": "I will delegate this.",
+                          "tool_calls": [{"tool": "subagent", "description": "Run a command", "prompt": sub_prompt,
+                                         "background": False}]},
+                         {"text": "The subagent reported from-subagent."}],
+                "subagent": [{"tool_calls": [shell("echo from-subagent", "from-subagent", False, 0)]},
+                             {"text": "Subagent result: the command printed from-subagent."}],
+            }, [Invocation(f"{p} Delegate a command to a subagent.")])
+        if agent == "gemini":
+            # invoke_agent runs the "generalist" subagent and waits; the subagent ends with complete_task
+            return Scenario(name, {
+                "subagent_marker": marker,
+                "main": [{"text": "I will delegate this.",
+                          "tool_calls": [{"tool": "subagent", "agent_name": "generalist", "prompt": sub_prompt}]},
+                         {"text": "The subagent reported from-subagent."}],
+                "subagent": [{"tool_calls": [shell("echo from-subagent", "from-subagent", False, 0)]},
+                             {"text": "Subagent result: the command printed from-subagent.",
+                              "tool_calls": [{"tool": "finish_subagent",
+                                              "result": "Subagent result: the command printed from-subagent."}]}],
+            }, [Invocation(f"{p} Delegate a command to a subagent.")])
+        if agent == "copilot":
+            # the task tool in sync mode waits for the subagent
+            return Scenario(name, {
+                "subagent_marker": marker,
+                "main": [{"text": "I will delegate this.",
+                          "tool_calls": [{"tool": "subagent", "description": "Run a command", "prompt": sub_prompt,
+                                          "subagent_type": "general-purpose", "background": False}]},
+                         {"text": "The subagent reported from-subagent."}],
+                "subagent": [{"tool_calls": [shell("echo from-subagent", "from-subagent", False, 0)]},
+                             {"text": "Subagent result: the command printed from-subagent."}],
+            }, [Invocation(f"{p} Delegate a command to a subagent.")])
+        return Scenario(name, {
+            "subagent_marker": marker,
+            "main": [{"text": "I will delegate this.", "tool_calls": [{"tool": "subagent", "prompt": sub_prompt}]},
+                     {"tool_calls": [{"tool": "wait_subagent"}]},
+                     {"text": "The subagent reported from-subagent."}],
+            "subagent": [{"tool_calls": [shell("echo from-subagent", "from-subagent", False, 0)]},
+                         {"text": "Subagent result: the command printed from-subagent."}],
+        }, [Invocation(f"{p} Delegate a command to a subagent.")])
+    if name == "subagent-background":
+        if agent == "codex":
+            return Scenario(name, {}, [], unsupported="Codex subagents are always asynchronous (spawn_agent, then "
+                            "wait_agent): the subagent scenario is already this one")
+        if agent == "gemini":
+            return Scenario(name, {}, [], unsupported="Gemini CLI's invoke_agent always waits for its subagent "
+                            "(wait_for_previous only orders calls of one turn): there is no background subagent")
+        marker = "SUBTASK-B4C1"
+        sub_prompt = f"{marker}: run echo from-background-subagent and report what it printed."
+        return Scenario(name, {
+            "subagent_marker": marker,
+            "main": [{"text": "I will delegate this in the background.",
+                      "tool_calls": [{"tool": "subagent", "description": "Background command", "prompt": sub_prompt,
+                                      "background": True}]},
+                     {"text": "Waiting for the background subagent."},
+                     {"text": "The background subagent reported from-background-subagent."}],
+            "subagent": [{"tool_calls": [shell("echo from-background-subagent", "from-background-subagent", False, 0)]},
+                         {"text": "Background result: the command printed from-background-subagent."}],
+        }, [Invocation(f"{p} Delegate a command to a background subagent.")])
+    if name == "compaction":
+        summary = "Summary: the user asked to remember the word PELICAN."
+        if agent == "claude":
+            return Scenario(name, {"main": [{"text": "Noted: PELICAN."}, {"text": "The word was PELICAN."}],
+                                   "compact": [{"text": f"<summary>\n{summary}\n</summary>"}]},
+                            [Invocation(f"{p} Remember the word PELICAN."),
+                             Invocation("/compact", mode="continue", kind="command"),
+                             Invocation(f"{p} Which word did I ask you to remember?", mode="continue")])
+        if agent == "gemini":
+            # auto-compression: model.compressionThreshold 0.001 of gemini-2.5-flash's 1,048,576 tokens is
+            # below the first prompt's reported size, so the resumed run compresses before its request;
+            # the compression is two requests, a summary and its verification
+            snap = f"<state_snapshot>\n{summary}\n</state_snapshot>"
+            return Scenario(name, {"main": [{"text": "Noted: PELICAN."}, {"text": "The word was PELICAN."}],
+                                   "compact": [{"text": snap}, {"text": snap}]},
+                            [Invocation(f"{p} Remember the word PELICAN."),
+                             Invocation(f"{p} Which word did I ask you to remember?", mode="continue")],
+                            config={"compression_threshold": 0.00001})
+        if agent == "copilot":
+            return Scenario(name, {"main": [{"text": "Noted: PELICAN."}, {"text": "The word was PELICAN."}],
+                                   "compact": [{"text": summary}]},
+                            [Invocation(f"{p} Remember the word PELICAN."),
+                             Invocation("/compact", mode="continue", kind="command"),
+                             Invocation(f"{p} Which word did I ask you to remember?", mode="continue")])
+        return Scenario(name, {"main": [{"text": "Noted: PELICAN."}, {"text": "The word was PELICAN."}],
+                               "compact": [{"text": summary}]},
+                        [Invocation(f"{p} Remember the word PELICAN."),
+                         Invocation(f"{p} Which word did I ask you to remember?", mode="continue")],
+                        config={"auto_compact_token_limit": 1000})
+    raise KeyError(name)
+
+
+# ---------------------------------------------------------------------------
+# running one scenario
+
+
+def base_env(home: Path, exe: Path) -> dict:
+    """A clean environment: nothing of the user's, no proxies, no telemetry."""
+    path = os.pathsep.join([str(exe.parent), str(Path(shutil.which("node") or "/usr/bin/node").parent),
+                            "/usr/local/bin", "/usr/bin", "/bin"])
+    return {"PATH": path, "HOME": str(home), "USER": "agentlog-test", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+            "TERM": "dumb", "NO_COLOR": "1", "TMPDIR": os.environ.get("TMPDIR", "/tmp"), "SHELL": "/bin/bash",
+            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost", API_KEY_ENV: "test"}
+
+
+LEAN_SYSTEM_PROMPT = "You are a coding agent under test. Follow the instructions of the user."
+
+
+class ClaudeAdapter:
+    """Claude Code: ``claude -p`` with ANTHROPIC_BASE_URL pointing at the server."""
+
+    lean = False  # --lean: fewer tools and a short system prompt, for small sample files
+
+    def unsupported(self, name: str, exe: Path | None = None) -> str | None:
+        return None
+
+    def prepare(self, home: Path, project: Path, base_url: str, scen: Scenario) -> None:
+        (home / ".claude").mkdir(parents=True, exist_ok=True)
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = base_env(home, exe)
+        e.update({
+            "ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test",
+            "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1",
+            "DISABLE_BUG_COMMAND": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "CLAUDE_CODE_MAX_RETRIES": "3", "CLAUDE_CODE_OVERLOADED_RETRY_BASE_DELAY_MS": "50",
+            "CLAUDE_CODE_OVERLOADED_RETRY_MAX_DELAY_MS": "200",
+        })
+        return e
+
+    def argv(self, exe: Path, inv: Invocation, first_session: str | None, image: Path | None) -> tuple[list, str | None]:
+        a = [str(exe), "-p"]
+        stdin = None
+        if inv.image:
+            a += ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
+            data = base64.b64encode(image.read_bytes()).decode()
+            stdin = json.dumps({"type": "user", "message": {"role": "user", "content": [
+                {"type": "text", "text": inv.prompt},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}]}}) + "\n"
+        else:
+            a += [inv.prompt, "--output-format", "json"]
+        # -p asks for thinking with display "omitted" (signature only) unless told otherwise; the hidden
+        # --thinking-display flag (as the Agent SDK passes it) asks for the thinking text
+        a += ["--allowedTools", "Bash,Agent", "--model", CLAUDE_MODEL, "--thinking-display", "summarized"]
+        if self.lean:
+            # the system prompt and every tool's schema are written into each session file
+            # (prompt_snapshot, api-request-shape): ~250 KB per file by default, ~85 KB so
+            a += ["--tools", "Bash,Agent", "--system-prompt", LEAN_SYSTEM_PROMPT]
+        if inv.mode == "continue":
+            a += ["--continue"]
+        elif inv.mode == "resume":
+            a += ["--resume", first_session]
+        return a, stdin
+
+    def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
+        for line in reversed(stdout.strip().splitlines()):
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("session_id"):
+                return d["session_id"]
+        return None
+
+    def session_roots(self, home: Path) -> list[Path]:
+        return [home / ".claude" / "projects"]
+
+
+class CodexAdapter:
+    """Codex CLI: ``codex exec`` with a model provider in CODEX_HOME/config.toml pointing at the server."""
+
+    def unsupported(self, name: str, exe: Path | None = None) -> str | None:
+        return None
+
+    def prepare(self, home: Path, project: Path, base_url: str, scen: Scenario) -> None:
+        codex_home = home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        extra = ""
+        if "auto_compact_token_limit" in scen.config:
+            extra += f"model_auto_compact_token_limit = {scen.config['auto_compact_token_limit']}\n"
+        (codex_home / "config.toml").write_text(
+            f'model = "{CODEX_MODEL}"\n'
+            'model_provider = "agentlog-test"\n'
+            'approval_policy = "never"\n'
+            'sandbox_mode = "danger-full-access"\n'
+            'model_reasoning_summary = "detailed"\n'
+            'check_for_update_on_startup = false\n'
+            f"{extra}"
+            "\n[analytics]\nenabled = false\n"
+            "\n[feedback]\nenabled = false\n"
+            "\n[model_providers.agentlog-test]\n"
+            'name = "agentlog test server"\n'
+            f'base_url = "{base_url}/v1"\n'
+            f'env_key = "{API_KEY_ENV}"\n'
+            'wire_api = "responses"\n'
+            "request_max_retries = 3\n"
+            "stream_max_retries = 1\n"
+            "stream_idle_timeout_ms = 30000\n")
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = base_env(home, exe)
+        e["CODEX_HOME"] = str(home / ".codex")
+        return e
+
+    def argv(self, exe: Path, inv: Invocation, first_session: str | None, image: Path | None) -> tuple[list, str | None]:
+        a = [str(exe), "exec"]
+        if inv.mode == "continue":
+            a += ["resume", "--last"]
+        elif inv.mode == "resume":
+            a += ["resume", first_session]
+        a += ["--skip-git-repo-check", "--json", inv.prompt]
+        if inv.image:
+            a += ["-i", str(image)]  # after the prompt: -i takes several values
+        return a, None
+
+    def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
+        for line in stdout.splitlines():
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("type") == "thread.started":
+                return d.get("thread_id")
+        return None
+
+    def session_roots(self, home: Path) -> list[Path]:
+        return [home / ".codex" / "sessions", home / ".codex" / "archived_sessions"]
+
+
+GEMINI_SETTINGS = {
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                "checkpointing": {"enabled": False}},
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False, "logPrompts": False},
+    # without it, GOOGLE_GEMINI_BASE_URL selects the "gateway" auth type, which -p rejects (exit 41)
+    "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+    "ide": {"enabled": False},
+    "ui": {"hideTips": True, "hideBanner": True},
+}
+
+
+class GeminiAdapter:
+    """Gemini CLI: ``gemini --yolo -m MODEL -p`` with GOOGLE_GEMINI_BASE_URL pointing at the server."""
+
+    def unsupported(self, name: str, exe: Path | None = None) -> str | None:
+        return None
+
+    def prepare(self, home: Path, project: Path, base_url: str, scen: Scenario) -> None:
+        settings = json.loads(json.dumps(GEMINI_SETTINGS))
+        if "compression_threshold" in scen.config:
+            # compress once the last prompt (as the API reported it) exceeds this share of the model's window
+            settings["model"] = {"compressionThreshold": scen.config["compression_threshold"]}
+        (home / ".gemini").mkdir(parents=True, exist_ok=True)
+        (home / ".gemini" / "settings.json").write_text(json.dumps(settings, indent=2))
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = base_env(home, exe)
+        e.update({"GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": base_url, "NO_BROWSER": "true"})
+        return e
+
+    def argv(self, exe: Path, inv: Invocation, first_session: str | None, image: Path | None) -> tuple[list, str | None]:
+        # --yolo: -p offers the shell tool only then; -m: no routing (classifier) request per prompt
+        a = [str(exe), "--yolo", "-m", GEMINI_MODEL, "-o", "json"]
+        if inv.mode == "continue":
+            a += ["--resume", "latest"]
+        elif inv.mode == "resume":
+            a += ["--resume", first_session]
+        # an image is attached by naming it in the prompt (@red-square.png)
+        a += ["-p", inv.prompt]
+        return a, None
+
+    def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
+        try:
+            d = json.loads(stdout[stdout.index("{"):]) if "{" in stdout else {}
+        except ValueError:
+            d = {}
+        if isinstance(d, dict) and d.get("session_id"):
+            return d["session_id"]
+        # else the newest main session file's header
+        files = sorted((home / ".gemini" / "tmp").glob("*/chats/session-*.jsonl"), key=lambda f: f.stat().st_mtime) if home else []
+        for f in reversed(files):
+            try:
+                return json.loads(f.read_text().splitlines()[0]).get("sessionId")
+            except (ValueError, IndexError):
+                continue
+        return None
+
+    def session_roots(self, home: Path) -> list[Path]:
+        return [home / ".gemini" / "tmp"]
+
+
+class CopilotAdapter:
+    """Copilot CLI: ``copilot -p`` with a BYOK provider (COPILOT_PROVIDER_BASE_URL) at the server, offline."""
+
+    def unsupported(self, name: str, exe: Path | None = None) -> str | None:
+        if name == "image" and exe and not self._supports(exe, "--attachment"):
+            return ("this version has no --attachment, and an @file mention in a -p prompt is sent as text: "
+                    "no way to attach an image in -p mode")
+        return None
+
+    def prepare(self, home: Path, project: Path, base_url: str, scen: Scenario) -> None:
+        (home / ".copilot").mkdir(parents=True, exist_ok=True)
+        self.config = scen.config
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = base_env(home, exe)
+        e.update({
+            # the executable unpacks its JavaScript (~235 MB) into $XDG_CACHE_HOME/copilot/pkg once
+            "XDG_CACHE_HOME": str(copilot_cache()),
+            "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false",
+            "COPILOT_PROVIDER_BASE_URL": base_url + "/v1", "COPILOT_PROVIDER_TYPE": "openai",
+            "COPILOT_PROVIDER_WIRE_API": "completions", "COPILOT_PROVIDER_API_KEY": "test",
+            "COPILOT_MODEL": COPILOT_MODEL,
+        })
+        for k, v in (getattr(self, "config", None) or {}).get("env", {}).items():
+            e[k] = v
+        return e
+
+    _help: dict = {}
+
+    def _supports(self, exe: Path, flag: str) -> bool:
+        """Whether this version's --help lists ``flag`` (older versions lack some)."""
+        if exe not in self._help:
+            env = self.env(Path(tempfile.gettempdir()), exe, "http://127.0.0.1:9")
+            try:
+                p = subprocess.run([str(exe), "--help"], env=env, capture_output=True, text=True, timeout=60,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)
+                self._help[exe] = p.stdout + p.stderr
+            except subprocess.TimeoutExpired:
+                self._help[exe] = ""
+        return flag in self._help[exe]
+
+    def argv(self, exe: Path, inv: Invocation, first_session: str | None, image: Path | None) -> tuple[list, str | None]:
+        # --no-auto-update: run this version, not a newer one found unpacked in the cache
+        a = [str(exe), "-p", inv.prompt, "--allow-all-tools", "--no-auto-update"]
+        if self._supports(exe, "--allow-all-paths"):
+            a += ["--allow-all-paths"]  # 1.0.20 denies `ls /nonexistent` (outside the project) without it
+        if self._supports(exe, "--disable-client-telemetry"):
+            a += ["--disable-client-telemetry"]  # COPILOT_OFFLINE=true turns telemetry off too
+        if inv.mode == "continue":
+            a += ["--continue"]
+        elif inv.mode == "resume":
+            a += [f"--resume={first_session}"]
+        if inv.image:
+            a += ["--attachment", str(image)]
+        return a, None
+
+    _RESUME = re.compile(r"--resume[= ]([0-9a-f-]{36})")
+
+    def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
+        # -p ends with a summary on stderr: "Resume  copilot --resume=<id>"
+        m = self._RESUME.search(stderr) or self._RESUME.search(stdout)
+        if m:
+            return m.group(1)
+        # older versions print no resume hint: the newest session directory
+        dirs = sorted((home / ".copilot" / "session-state").glob("*/events.jsonl"),
+                      key=lambda f: f.stat().st_mtime) if home else []
+        return dirs[-1].parent.name if dirs else None
+
+    def session_roots(self, home: Path) -> list[Path]:
+        return [home / ".copilot" / "session-state"]
+
+
+ADAPTERS = {"claude": ClaudeAdapter(), "codex": CodexAdapter(), "gemini": GeminiAdapter(), "copilot": CopilotAdapter()}
+
+
+def session_files(agent: str, home: Path) -> list[Path]:
+    out = []
+    for root in ADAPTERS[agent].session_roots(home):
+        if root.exists():
+            out += sorted(p for p in root.rglob("*.jsonl") if p.is_file())
+    return out
+
+
+def _run(argv, env, cwd, stdin, timeout):
+    """Run one agent process in its own process group; kill the group on timeout."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = p.communicate(stdin, timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, err = p.communicate()
+        rc = "timeout"
+    return rc, out, err, time.monotonic() - t0
+
+
+def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump_requests: bool = False) -> dict:
+    adapter = ADAPTERS[agent]
+    scen = scenario(agent, name)
+    scen_dir = out / f"{agent}-{version}" / name
+    if scen_dir.exists():
+        shutil.rmtree(scen_dir)
+    scen_dir.mkdir(parents=True)
+    home = scen_dir / "home"
+    home.mkdir()
+    reason = scen.unsupported or adapter.unsupported(name, exe)
+    if reason:
+        (scen_dir / "ledger.json").write_text(json.dumps({"meta": {"agent": agent, "version": version, "scenario": name,
+                                                                   "unsupported": reason}, "entries": []}, indent=1))
+        return {"agent": agent, "version": version, "scenario": name, "status": "unsupported: " + reason, "files": []}
+    project = Path(tempfile.mkdtemp(prefix=f"agentlog-{agent}-{name}-"))
+    (project / "README.md").write_text("# sample project\n\nA small project for agentlog's agent tests.\n")
+    (project / "hello.py").write_text('print("hello")\n')
+    image = project / "red-square.png"
+    image.write_bytes(tiny_png())
+    script = dict(scen.script, name=name)
+    if agent == "copilot":
+        # GitHub Copilot's own API streams reasoning as `reasoning_text`; Copilot CLI 1.0.20 reads
+        # only that field, 1.0.102 also `reasoning_content`
+        script.setdefault("chat_reasoning_field", "reasoning_text")
+    srv = model_server.ModelServer(script, str(scen_dir / "ledger.json"), idle_timeout=max(60.0, AGENT_TIMEOUT),
+                                   max_lifetime=AGENT_TIMEOUT * (len(scen.invocations) + 1),
+                                   dump_dir=str(scen_dir / "requests") if dump_requests else None,
+                                   run_id=f"{agent}-{version}-{name}")
+    srv.start()
+    invocations = []
+    first_session = None
+    try:
+        adapter.prepare(home, project, srv.base_url, scen)
+        env = adapter.env(home, exe, srv.base_url)
+        for i, inv in enumerate(scen.invocations):
+            if inv.mode == "resume" and not first_session:
+                invocations.append({"index": i, "prompt": inv.prompt, "kind": inv.kind, "mode": inv.mode,
+                                    "exit": "no session id to resume", "stdout_tail": "", "stderr_tail": ""})
+                break
+            argv, stdin = adapter.argv(exe, inv, first_session, image)
+            srv.ledger.note(current_invocation=i)
+            rc, stdout, stderr, secs = _run(argv, env, str(project), stdin, AGENT_TIMEOUT)
+            sid = adapter.session_id(stdout, stderr, home)
+            if first_session is None:
+                first_session = sid
+            invocations.append({"index": i, "prompt": inv.prompt, "kind": inv.kind, "mode": inv.mode,
+                                "image": inv.image, "argv": [Path(argv[0]).name] + argv[1:] if not inv.image else
+                                [Path(argv[0]).name] + argv[1:] + ["< stream-json user message with image"],
+                                "exit": rc, "seconds": round(secs, 2), "session_id": sid,
+                                "stdout_tail": stdout[-3000:], "stderr_tail": stderr[-3000:]})
+            srv.ledger.note(invocations=invocations)
+            if rc != 0:
+                break
+    finally:
+        srv.stop()
+        shutil.rmtree(project, ignore_errors=True)
+    files = session_files(agent, home)
+    srv.ledger.note(agent=agent, version=version, scenario=name, project=str(project), home=str(home),
+                    session_roots=[str(r) for r in adapter.session_roots(home)],
+                    session_files=[str(f.relative_to(scen_dir)) for f in files],
+                    typed=[{"text": i.prompt, "kind": i.kind, "image": i.image} for i in scen.invocations],
+                    remaining_steps=srv.script.remaining(), invocations=invocations)
+    # a slash command that reached the model as a prompt: the version has no such command in its
+    # non-interactive mode (Copilot CLI 1.0.20 and older with /compact)
+    sent = [i.prompt for i in scen.invocations if i.kind == "command"
+            and any(e["channel"] == "main" and (e.get("last_user_text") or "").lstrip().startswith(i.prompt)
+                    for e in srv.ledger.entries)]
+    if sent:
+        reason = f"{', '.join(sent)} is sent to the model as a prompt: this version has no such command in -p mode"
+        srv.ledger.note(unsupported=reason)
+        return {"agent": agent, "version": version, "scenario": name, "status": "unsupported: " + reason,
+                "files": [str(f.relative_to(scen_dir)) for f in files]}
+    status = "ok" if invocations and all(i["exit"] == 0 for i in invocations) and len(invocations) == len(scen.invocations) \
+        else "exit " + ",".join(str(i["exit"]) for i in invocations)
+    unscripted = [e for e in srv.ledger.entries if e.get("unscripted")]
+    if unscripted:
+        status += f" ({len(unscripted)} unscripted)"
+    left = {k: v for k, v in srv.script.remaining().items() if v}
+    if left:
+        status += f" (steps left: {left})"
+    return {"agent": agent, "version": version, "scenario": name, "status": status,
+            "files": [str(f.relative_to(scen_dir)) for f in files]}
+
+
+def cmd_run(a) -> int:
+    ClaudeAdapter.lean = a.lean
+    agents = list(AGENTS) if a.agent == "all" else a.agent.split(",")
+    unknown = [ag for ag in agents if ag not in AGENTS]
+    if unknown:
+        print(f"unknown agent(s): {', '.join(unknown)} (known: {', '.join(AGENTS)})", file=sys.stderr)
+        return 2
+    names = SCENARIOS if a.scenario == "all" else a.scenario.split(",")
+    out = Path(a.out).resolve()
+    jobs = []
+    for ag in agents:
+        spec = AGENTS[ag]
+        version = resolve_version(spec, a.version)
+        exe = install(spec, version)
+        warm_up(ag, exe)
+        jobs += [(ag, version, exe, n) for n in names]
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
+        futs = [pool.submit(run_scenario, ag, v, exe, n, out, a.dump_requests) for ag, v, exe, n in jobs]
+        for f in futs:
+            rows.append(f.result())
+    print("| agent | version | scenario | exit status | session files written |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['agent']} | {r['version']} | {r['scenario']} | {r['status']} | "
+              f"{'<br>'.join(r['files']) or '-'} |")
+    return 0 if all(r["status"] == "ok" or r["status"].startswith("unsupported") for r in rows) else 1
+
+
+# ---------------------------------------------------------------------------
+# converting and analysing (shared with test_agents.py)
+
+
+def agentlog_bin() -> Path:
+    b = os.environ.get("AGENTLOG_BIN") or "target/debug/agentlog"
+    p = Path(b)
+    return p if p.is_absolute() else (REPO / p)
+
+
+def agentlog(*args, timeout=120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(agentlog_bin()), *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+@dataclass
+class Converted:
+    scen_dir: Path
+    ledger: dict
+    files: list[Path]
+    events: list[dict]
+    report: dict
+    convert_rc: int
+    convert_stderr: str
+    unified: Path
+
+
+def load_ledger(scen_dir: Path) -> dict:
+    return json.loads((scen_dir / "ledger.json").read_text())
+
+
+def convert(scen_dir: Path, work: Path) -> Converted:
+    """Convert a scenario's session files to unified JSONL, with a report."""
+    ledger = load_ledger(scen_dir)
+    agent = ledger["meta"]["agent"]
+    home = scen_dir / "home"
+    files = session_files(agent, home)
+    roots = [r for r in ADAPTERS[agent].session_roots(home) if r.exists()]
+    work.mkdir(parents=True, exist_ok=True)
+    unified = work / "unified.jsonl"
+    report_path = work / "report.json"
+    if not roots:
+        return Converted(scen_dir, ledger, files, [], {}, -1, "no session directory", unified)
+    p = agentlog("convert", *roots, "--to", "unified", "-o", unified, "--report", report_path, "--color", "never")
+    events = []
+    if unified.exists():
+        events = [json.loads(l) for l in unified.read_text().splitlines() if l.strip()]
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    return Converted(scen_dir, ledger, files, events, report, p.returncode, p.stderr, unified)
+
+
+def served_responses(ledger: dict) -> list[dict]:
+    """Ledger entries that served a model response (not errors, not count_tokens or probes)."""
+    return [e for e in ledger["entries"] if (e.get("response") or {}).get("status") == 200
+            and "usage" in (e.get("response") or {})]
+
+
+def logged_responses(c: Converted) -> list[dict]:
+    """Served responses the agent wrote into a session file: those whose id a file holds (found by
+    plain text search). Gemini CLI does not write the API's ``responseId``, nor does Copilot CLI
+    1.0.20 its ``apiCallId``: there a response of the chat (main thread and subagents) counts when
+    its text or a tool call id is in a file (a ``gemini`` message / an ``assistant.message``);
+    compression requests are not written."""
+    served = served_responses(c.ledger)
+    agent = c.ledger["meta"]["agent"]
+    raw = "\n".join(f.read_text(errors="replace") for f in c.files)
+    if agent == "gemini" or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
+        # no response id to look for: a response of the chat (not a compression) whose text or
+        # tool call id the files hold
+        return [e for e in served if e["channel"] in ("main", "subagent") and _mentioned(e, raw)]
+    return [e for e in served if e["response"]["id"] in raw]
+
+
+def _mentioned(e: dict, raw: str) -> bool:
+    r = e["response"]
+    if r.get("text") and json.dumps(r["text"])[1:-1] in raw:
+        return True
+    return any(c["id"] in raw for c in r.get("tool_calls") or [])
+
+
+def expected_usage(agent: str, e: dict) -> dict:
+    """The unified usage counts a served response should become, from the agent's own accounting of
+    what the API reported (the unified counts never overlap; reasoning is part of output)."""
+    served = e["response"]["usage"]
+    if agent == "gemini":
+        # usageMetadata: promptTokenCount includes cachedContentTokenCount; thoughtsTokenCount is
+        # beside candidatesTokenCount (Gemini CLI logs them as tokens.input, .cached, .output, .thoughts)
+        thoughts = served.get("thoughtsTokenCount", 0)
+        return {"input_tokens": served["promptTokenCount"] - served["cachedContentTokenCount"]
+                + served.get("toolUsePromptTokenCount", 0),
+                "cache_read_tokens": served["cachedContentTokenCount"],
+                "output_tokens": served["candidatesTokenCount"] + thoughts, "reasoning_tokens": thoughts}
+    if agent == "copilot":
+        # Chat Completions: prompt_tokens includes cached_tokens, completion_tokens includes
+        # reasoning_tokens (Copilot CLI logs inputTokens, cacheReadTokens, outputTokens, reasoningTokens)
+        cached = served["prompt_tokens_details"]["cached_tokens"]
+        return {"input_tokens": served["prompt_tokens"] - cached, "cache_read_tokens": cached,
+                "output_tokens": served["completion_tokens"],
+                "reasoning_tokens": served["completion_tokens_details"]["reasoning_tokens"]}
+    k = e["response"]["usage_k"]
+    u = model_server.usage_for(k, reasoning=bool(e["response"].get("thinking")))
+    if agent == "claude":
+        return {"input_tokens": u["input_tokens"], "cache_read_tokens": u["cache_read_input_tokens"],
+                "cache_write_tokens": u["cache_creation_input_tokens"], "output_tokens": u["output_tokens"]}
+    return {"input_tokens": u["input_tokens"], "cache_read_tokens": u["cache_read_input_tokens"],
+            "output_tokens": u["output_tokens"], "reasoning_tokens": u["reasoning_tokens"]}
+
+
+def usage_keys(agent: str) -> list[str]:
+    """The unified usage counts an agent's files give per response."""
+    return ["input_tokens", "cache_read_tokens", "output_tokens"] + (
+        ["cache_write_tokens"] if agent == "claude" else ["reasoning_tokens"])
+
+
+def logged_call_id(agent: str, call: dict) -> str:
+    """The id under which the agent logs a tool call the server served: Gemini CLI prefixes the
+    API's call id with the tool's name and two underscores (``run_shell_command__<id>``)."""
+    return f"{call['name']}__{call['id']}" if agent == "gemini" else call["id"]
+
+
+def usage_events(events: list[dict]) -> list[dict]:
+    return [ev for ev in events if ev["kind"] == "meta" and ev["payload"].get("meta_type") == "usage"
+            and not ev.get("copied")]
+
+
+def typed_prompts(ledger: dict) -> list[dict]:
+    return ledger["meta"].get("typed") or []
+
+
+def user_messages(events: list[dict]) -> list[dict]:
+    return [ev for ev in events if ev["kind"] == "message" and ev["payload"]["role"] == "user"]
+
+
+def says(ev: dict, text: str) -> bool:
+    """A message event's text is ``text``, or one of its text parts is (Codex puts an attached
+    image's ``<image ...>`` wrapper in text parts of their own before the prompt)."""
+    p = ev["payload"]
+    if (p.get("text") or "").strip() == text:
+        return True
+    return any(pt.get("type") == "text" and (pt.get("text") or "").strip() == text for pt in p.get("parts") or [])
+
+
+def summarize(scen_dir: Path, work: Path) -> dict:
+    """One row of the table."""
+    c = convert(scen_dir, work)
+    meta = c.ledger["meta"]
+    if meta.get("unsupported"):
+        return {"agent": meta["agent"], "version": meta["version"], "scenario": meta["scenario"],
+                "note": "unsupported: " + meta["unsupported"]}
+    lines = sum(1 for f in c.files for l in f.read_text(errors="replace").splitlines() if l.strip())
+    agent = meta["agent"]
+    typed = [t["text"] for t in typed_prompts(c.ledger) if t["kind"] == "message"]
+    found = sum(1 for t in typed if any(says(ev, t) and not ev.get("injected") for ev in user_messages(c.events)))
+    logged = logged_responses(c)
+    served_in = sum(expected_usage(agent, e)["input_tokens"] for e in logged)
+    served_out = sum(expected_usage(agent, e)["output_tokens"] for e in logged)
+    ue = usage_events(c.events)
+    conv_in = sum((ev["payload"]["usage"] or {}).get("input_tokens") or 0 for ev in ue)
+    conv_out = sum((ev["payload"]["usage"] or {}).get("output_tokens") or 0 for ev in ue)
+    unknown = [ev for ev in c.events if ev["kind"] == "meta" and ev["payload"].get("meta_type") == "unknown"]
+    served_calls = sum(len(e["response"].get("tool_calls") or []) for e in served_responses(c.ledger))
+    calls = sum(1 for ev in c.events if ev["kind"] == "tool_call" and not ev.get("copied"))
+    return {"agent": agent, "version": meta["version"], "scenario": meta["scenario"], "lines": lines,
+            "events": len(c.events), "typed": f"{found}/{len(typed)}", "tool_calls": f"{calls}/{served_calls}",
+            "usage_in": f"{served_in}/{conv_in}", "usage_out": f"{served_out}/{conv_out}",
+            "unknown": len(unknown),
+            "unknown_types": sorted({(ev["source"].get("record_type") or "?") for ev in unknown}),
+            "convert_rc": c.convert_rc}
+
+
+def cmd_table(a) -> int:
+    if a.bin:
+        os.environ["AGENTLOG_BIN"] = a.bin
+    root = Path(a.dir).resolve()
+    if not agentlog_bin().exists():
+        print(f"agentlog binary not found: {agentlog_bin()} (set AGENTLOG_BIN or --bin)", file=sys.stderr)
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="agentlog-table-") as tmp:
+        for ledger in sorted(root.glob("*/*/ledger.json")):
+            scen_dir = ledger.parent
+            rows.append(summarize(scen_dir, Path(tmp) / scen_dir.parent.name / scen_dir.name))
+    print("| agent | version | scenario | lines | events | typed prompts not injected | tool calls (converted/served) "
+          "| input tokens (served/converted) | output tokens (served/converted) | unknown events |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        if "note" in r:
+            print(f"| {r['agent']} | {r['version']} | {r['scenario']} | {r['note']} | | | | | | |")
+            continue
+        unk = str(r["unknown"]) + (f" ({', '.join(r['unknown_types'])})" if r["unknown"] else "")
+        print(f"| {r['agent']} | {r['version']} | {r['scenario']} | {r['lines']} | {r['events']} | {r['typed']} "
+              f"| {r['tool_calls']} | {r['usage_in']} | {r['usage_out']} | {unk} |")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="Run real coding agents against agentlog's scripted model server.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="install the agents, run the scenarios, write session files and ledgers")
+    r.add_argument("--agent", default="all", help=f"all, or a comma-separated list of: {', '.join(AGENTS)}")
+    r.add_argument("--version", default="pinned", help="pinned (default), newest, or X.Y.Z")
+    r.add_argument("--scenario", default="all", help=f"all, or a comma-separated list of: {', '.join(SCENARIOS)}")
+    r.add_argument("--out", required=True, help="output directory")
+    r.add_argument("--jobs", type=int, default=2, help="scenarios run side by side (default 2)")
+    r.add_argument("--dump-requests", action="store_true", help="also keep every request body under <scenario>/requests/")
+    r.add_argument("--lean", action="store_true",
+                   help="Claude Code with only the Bash and Agent tools and a short system prompt (smaller files)")
+    t = sub.add_parser("table", help="convert a run's session files with agentlog and print a Markdown table")
+    t.add_argument("dir")
+    t.add_argument("--bin", help="agentlog binary (default $AGENTLOG_BIN or target/debug/agentlog)")
+    sub.add_parser("list", help="print the agents, their pinned versions and the scenarios")
+    a = ap.parse_args(argv)
+    if a.cmd == "run":
+        return cmd_run(a)
+    if a.cmd == "table":
+        return cmd_table(a)
+    for s in AGENTS.values():
+        print(f"{s.name}: npm {s.package}@{s.pinned}")
+    print("scenarios:", " ".join(SCENARIOS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,520 @@
+"""agentlog's readers on session files written by the real agents.
+
+Each case is one agent version x scenario run by ``harness.py`` against the
+scripted model server: the session files the agent wrote are converted with
+agentlog and compared with the server's ledger (what was typed, what the
+model served, what the agent ran).
+
+    python3 -m pytest tests/agents/test_agents.py            # runs the pinned agents first
+    AGENTLOG_AGENTS_OUT=DIR python3 -m pytest tests/agents/   # checks a prepared run (any versions in DIR)
+
+``$AGENTLOG_BIN`` names the agentlog binary (default target/debug/agentlog,
+relative to the repository root).  Cases skip when the binary is missing or
+the agents cannot be installed (no npm, no registry).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import harness  # noqa: E402
+
+PREPARED = os.environ.get("AGENTLOG_AGENTS_OUT")
+
+
+def _cases():
+    if PREPARED:
+        root = Path(PREPARED)
+        found = sorted((p.parent.parent.name, p.parent.name) for p in root.glob("*/*/ledger.json"))
+        return [f"{d}/{s}" for d, s in found]
+    return [f"{a}-{spec.pinned}/{s}" for a, spec in harness.AGENTS.items() for s in harness.SCENARIOS]
+
+
+CASES = _cases()
+
+
+@pytest.fixture(scope="session")
+def runs_dir(tmp_path_factory) -> Path:
+    if not harness.agentlog_bin().exists():
+        pytest.skip(f"agentlog binary not found at {harness.agentlog_bin()} (build it or set AGENTLOG_BIN)")
+    if PREPARED:
+        return Path(PREPARED)
+    if not shutil.which("npm"):
+        pytest.skip("npm is not available to install the agents")
+    out = tmp_path_factory.mktemp("agents")
+    p = subprocess.run([sys.executable, str(HERE / "harness.py"), "run", "--out", str(out)],
+                       capture_output=True, text=True, timeout=1800)
+    (out / "harness-output.txt").write_text(p.stdout + p.stderr)
+    if not list(out.glob("*/*/ledger.json")):
+        pytest.skip("the harness ran no agent (install failed?):\n" + (p.stdout + p.stderr)[-3000:])
+    return out
+
+
+_converted: dict[str, harness.Converted] = {}
+
+
+@pytest.fixture
+def case(request, runs_dir, tmp_path_factory) -> harness.Converted:
+    name = request.param
+    if name not in _converted:
+        scen_dir = runs_dir / name
+        if not (scen_dir / "ledger.json").exists():
+            pytest.fail(f"the harness wrote no ledger for {name}")
+        meta = harness.load_ledger(scen_dir)["meta"]
+        if meta.get("unsupported"):
+            pytest.skip(f"{name}: {meta['unsupported']}")
+        _converted[name] = harness.convert(scen_dir, tmp_path_factory.mktemp(name.replace("/", "-")))
+    c = _converted[name]
+    if not c.files:
+        pytest.fail(f"{name}: the agent wrote no session file; invocations: "
+                    + json.dumps(c.ledger["meta"].get("invocations"), indent=1)[-3000:])
+    return c
+
+
+def cases(fn):
+    return pytest.mark.parametrize("case", CASES, indirect=True)(fn)
+
+
+# ---------------------------------------------------------------------------
+# helpers
+
+
+def _agent(c) -> str:
+    return c.ledger["meta"]["agent"]
+
+
+def _scenario(c) -> str:
+    return c.ledger["meta"]["scenario"]
+
+
+def _is_main_thread(ev) -> bool:
+    return not (ev.get("is_sidechain") or ev.get("agent_id") or ev.get("parent_session_id"))
+
+
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+def _nonempty_lines(f: Path) -> list[int]:
+    with open(f, "rb") as fh:
+        return [i for i, l in enumerate(fh, 1) if l.strip()]
+
+
+def _record_type(f: Path, line: int) -> str:
+    with open(f, "rb") as fh:
+        for i, l in enumerate(fh, 1):
+            if i == line:
+                try:
+                    d = json.loads(l)
+                except ValueError:
+                    return "invalid JSON"
+                t = d.get("type")
+                p = d.get("payload")
+                return f"{t}/{p.get('type')}" if isinstance(p, dict) and p.get("type") else str(t)
+    return "?"
+
+
+def _accounting(c):
+    """Per session file: lines with an event, lines merged into one, lines with a diagnostic."""
+    out = {}
+    for f in c.files:
+        by_event, merged = set(), set()
+        for ev in c.events:
+            src = ev.get("source") or {}
+            if not _same_file(src.get("file", ""), f):
+                continue
+            by_event.add(src.get("line"))
+            for m in ((ev.get("extra") or {}).get("merged_lines") or []):
+                merged.add(m.get("line") if isinstance(m, dict) else m)
+        diagnosed = set()
+        for entry in c.report.get("files") or []:
+            if _same_file(entry.get("file", ""), f):
+                for d in entry.get("diagnostics") or []:
+                    if isinstance(d, dict) and d.get("line") is not None:
+                        diagnosed.add(d["line"])
+        out[f] = (by_event, merged, diagnosed)
+    return out
+
+
+def _served_in_sessions(c):
+    """Responses served to the session (and subagents) that the agent wrote down."""
+    return [e for e in harness.logged_responses(c) if e["channel"] in ("main", "subagent", "compact")]
+
+
+def _typed_messages(c):
+    return [t["text"] for t in harness.typed_prompts(c.ledger) if t["kind"] == "message"]
+
+
+def _visible_text(ev) -> str:
+    return (ev["payload"].get("text") or "").strip()
+
+
+_says = harness.says
+
+# ---------------------------------------------------------------------------
+# the checks
+
+
+@cases
+def test_agent_ran_the_scenario(case):
+    """Every agent process exited 0, and the model served exactly the scripted steps."""
+    meta = case.ledger["meta"]
+    inv = meta.get("invocations") or []
+    assert len(inv) == len(meta.get("typed") or []), f"not every invocation ran: {json.dumps(inv, indent=1)[-2000:]}"
+    bad = [(i["index"], i["exit"], i["stderr_tail"][-800:]) for i in inv if i["exit"] != 0]
+    assert not bad, f"agent exit status: {bad}"
+    unscripted = [(e["channel"], e.get("last_user_text", "")[:120]) for e in case.ledger["entries"] if e.get("unscripted")]
+    assert not unscripted, f"requests beyond the script: {unscripted}"
+    left = {k: v for k, v in (meta.get("remaining_steps") or {}).items() if v}
+    assert not left, f"scripted steps never requested: {left}"
+
+
+@cases
+def test_convert_exit_status(case):
+    """agentlog converts the files without reporting anything."""
+    assert case.convert_rc == 0, f"agentlog convert exited {case.convert_rc}:\n{case.convert_stderr[-3000:]}"
+
+
+@cases
+def test_every_line_accounted_for(case):
+    """Every non-empty line is an event's source line, a merged line, or a diagnostic (README, Promises)."""
+    missing = []
+    for f, (by_event, merged, diagnosed) in _accounting(case).items():
+        for n in _nonempty_lines(f):
+            if n not in by_event and n not in merged and n not in diagnosed:
+                missing.append(f"{f.name}:{n} ({_record_type(f, n)})")
+    assert not missing, f"{len(missing)} lines not accounted for: {missing[:40]}"
+
+
+@cases
+def test_no_line_only_diagnosed(case):
+    """Lines of a real agent's files map to events: none is only skipped with a diagnostic."""
+    skipped = []
+    for f, (by_event, merged, diagnosed) in _accounting(case).items():
+        for n in sorted(diagnosed - by_event - merged):
+            skipped.append(f"{f.name}:{n} ({_record_type(f, n)})")
+    assert not skipped, f"{len(skipped)} lines skipped with a diagnostic: {skipped[:40]}"
+
+
+@cases
+def test_typed_prompts_are_user_messages(case):
+    """Each typed prompt is a user message not flagged injected, and nothing else in the main thread is."""
+    users = [ev for ev in harness.user_messages(case.events) if not ev.get("copied")]
+    problems = []
+    for t in _typed_messages(case):
+        hits = [ev for ev in users if _says(ev, t)]
+        if not hits:
+            problems.append(f"typed prompt {t!r} is not a user message")
+        elif all(ev.get("injected") for ev in hits):
+            problems.append(f"typed prompt {t!r} is flagged injected (line {hits[0]['source']['line']}, "
+                            f"{hits[0]['source'].get('record_type')})")
+    typed = set(_typed_messages(case))
+    extra = [ev for ev in users if _is_main_thread(ev) and not ev.get("injected")
+             and not any(_says(ev, t) for t in typed)]
+    for ev in extra:
+        problems.append(f"user message not typed but not flagged injected: line {ev['source']['line']} "
+                        f"({ev['source'].get('record_type')}): {_visible_text(ev)[:100]!r}")
+    assert not problems, "\n".join(problems)
+
+
+def _written_as_value(case, text: str) -> bool:
+    """Whether a record of the session files holds ``text`` as a whole string value (or starts
+    with it: ``/compact focus``), or inside Claude Code's ``<command-name>`` tag."""
+    def walk(v):
+        if isinstance(v, str):
+            return v.strip() == text or v.startswith(text + " ") or f"<command-name>{text}</command-name>" in v
+        if isinstance(v, dict):
+            return any(walk(x) for x in v.values())
+        if isinstance(v, list):
+            return any(walk(x) for x in v)
+        return False
+    for f in case.files:
+        for line in f.read_text(errors="replace").splitlines():
+            try:
+                if walk(json.loads(line)):
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+@cases
+def test_slash_commands_are_commands(case):
+    """A typed slash command (/compact) is a command event, not a user message."""
+    commands = [t["text"] for t in harness.typed_prompts(case.ledger) if t["kind"] == "command"]
+    if not commands:
+        pytest.skip("no slash command typed in this scenario")
+    unwritten = [c for c in commands if not _written_as_value(case, c)]
+    if unwritten:
+        # Copilot CLI 1.0.102 writes session.compaction_start {trigger: "manual"}, not the command
+        pytest.skip(f"the agent does not write the typed command {unwritten} into its session files")
+    for cmd in commands:
+        ev = [e for e in case.events if e["kind"] == "meta" and e["payload"]["meta_type"] == "command"
+              and cmd in json.dumps(e["payload"].get("data"))]
+        assert ev, f"{cmd} is not a command event"
+
+
+@cases
+def test_answers_and_reasoning(case):
+    """Every answer text and reasoning text served (and logged) is an event with the same text."""
+    problems = []
+    for e in _served_in_sessions(case):
+        r = e["response"]
+        if e["channel"] == "compact":
+            continue
+        if r.get("text"):
+            hits = [ev for ev in case.events if ev["kind"] == "message" and ev["payload"]["role"] == "assistant"
+                    and _visible_text(ev) == r["text"].strip()]
+            if not hits:
+                problems.append(f"answer {r['text']!r} ({e['channel']} step {e['step']}) is not an assistant message")
+        thinking = r.get("thinking_sent", r.get("thinking"))
+        if thinking:
+            hits = [ev for ev in case.events if ev["kind"] == "reasoning"
+                    and (ev["payload"].get("text") or "").strip() == thinking.strip()]
+            if not hits:
+                problems.append(f"reasoning {thinking!r} is not a reasoning event")
+    assert not problems, "\n".join(problems)
+
+
+@cases
+def test_tool_calls_and_outputs(case):
+    """Each tool call served is a tool_call with its id, name and input; its output says what the command did."""
+    problems = []
+    for e in _served_in_sessions(case):
+        for call in e["response"].get("tool_calls") or []:
+            call_id = harness.logged_call_id(_agent(case), call)
+            calls = [ev for ev in case.events if ev["kind"] == "tool_call" and ev["payload"].get("call_id") == call_id]
+            if not calls:
+                problems.append(f"tool call {call_id} ({call['name']}) missing")
+                continue
+            p = calls[0]["payload"]
+            if p.get("name") != call["name"]:
+                problems.append(f"tool call {call['id']}: name {p.get('name')!r}, served {call['name']!r}")
+            if p.get("input") != call["input"]:
+                problems.append(f"tool call {call['id']}: input {p.get('input')!r}, served {call['input']!r}")
+            outs = [ev for ev in case.events if ev["kind"] == "tool_output" and ev["payload"].get("call_id") == call_id]
+            if not outs:
+                problems.append(f"tool output of {call['id']} ({call['name']}) missing")
+                continue
+            o = outs[0]["payload"]
+            ab = call.get("abstract") or {}
+            if ab.get("tool") == "shell":
+                if ab["expect_output"] not in (o.get("text") or ""):
+                    problems.append(f"output of {ab['command']!r}: {o.get('text')!r} lacks {ab['expect_output']!r}")
+                if o.get("failed") is not ab["expect_failed"]:
+                    problems.append(f"output of {ab['command']!r}: failed={o.get('failed')!r}, "
+                                    f"the command {'failed' if ab['expect_failed'] else 'succeeded'}")
+                if o.get("exit_code") not in (None, ab["expect_exit_code"]):
+                    problems.append(f"output of {ab['command']!r}: exit_code={o.get('exit_code')!r}, "
+                                    f"was {ab['expect_exit_code']}")
+            elif o.get("failed"):
+                problems.append(f"output of {call['name']} {call['id']} is marked failed: {o.get('text')!r:.200}")
+    assert not problems, "\n".join(problems)
+
+
+def _usage_fields(u: dict, expected: dict) -> dict:
+    return {k: u.get(k) for k in expected}
+
+
+def _pair_usage(case):
+    """Pairs logged responses with usage events: by response id, else in order within a thread.
+
+    Returns (pairs, responses left without a usage event, usage events left over)."""
+    logged = _served_in_sessions(case)
+    events = harness.usage_events(case.events)
+    pairs, left = [], []
+    unmatched = list(events)
+    for e in logged:
+        rid = e["response"]["id"]
+        hits = [ev for ev in unmatched if (ev["payload"]["usage"] or {}).get("response_id") == rid
+                or ev.get("response_id") == rid]
+        if hits:
+            pairs.append((e, hits[0]))
+            unmatched.remove(hits[0])
+        else:
+            left.append(e)
+    # the rest in order, thread by thread (a usage event's session_id is the thread that wrote it);
+    # where the requests name no thread (Gemini CLI, Copilot CLI), the main thread's events for the
+    # main channel and the subagents' for the subagent channel
+    by_thread = {}
+    for e in left:
+        by_thread.setdefault(e.get("thread_id") or ("channel", e["channel"]), []).append(e)
+    # (a usage event may carry the agent's own message id, as Copilot CLI 1.0.20's messageId: not a
+    # response id the server served)
+    served_ids = {e["response"]["id"] for e in harness.served_responses(case.ledger)}
+    still = []
+    for thread, responses in by_thread.items():
+        no_id = [ev for ev in unmatched if (ev["payload"]["usage"] or {}).get("response_id") not in served_ids
+                 and not _shutdown_remainder(ev)]
+        if isinstance(thread, tuple):
+            candidates = [ev for ev in no_id if _is_main_thread(ev) == (thread[1] != "subagent")]
+        else:
+            candidates = [ev for ev in no_id if ev.get("session_id") == thread]
+        for e, ev in zip(responses, candidates):
+            pairs.append((e, ev))
+            unmatched.remove(ev)
+        still += responses[len(candidates):]
+    return pairs, still, unmatched
+
+
+def _shutdown_remainder(ev) -> bool:
+    """A Copilot CLI `session.shutdown` usage event: what the run's totals hold beyond the messages."""
+    return bool((ev.get("extra") or {}).get("shutdown_remainder"))
+
+
+def _records_of_type(case, record_type: str) -> bool:
+    for f in case.files:
+        with open(f, "rb") as fh:
+            if any(f'"type":"{record_type}"'.encode() in l.replace(b" ", b"") for l in fh):
+                return True
+    return False
+
+
+def _per_response_keys(case) -> list[str] | None:
+    """The counts a session file gives per response; None when all of them (harness.usage_keys).
+
+    Copilot CLI versions without `session.usage_record` give only `outputTokens` per
+    `assistant.message`; input, cache and reasoning exist only as `session.shutdown` totals
+    (checked by test_usage_totals)."""
+    if _agent(case) == "copilot" and not _records_of_type(case, "session.usage_record"):
+        return ["output_tokens"]
+    return None
+
+
+def _total_keys(case) -> list[str]:
+    """The counts the session files hold at all: Copilot CLI 1.0.20 and older write no
+    `reasoningTokens` (nor any reasoning text for a `reasoning_content` delta)."""
+    keys = harness.usage_keys(_agent(case))
+    if _agent(case) == "copilot" and not any(b"reasoningTokens" in f.read_bytes() for f in case.files):
+        keys.remove("reasoning_tokens")
+    return keys
+
+
+@cases
+def test_usage_per_response(case):
+    """One usage event per logged response, with the counts served (and no other usage events)."""
+    agent = _agent(case)
+    pairs, left, unmatched = _pair_usage(case)
+    keys = _per_response_keys(case)
+    if keys:
+        # the run's totals come from session.shutdown, not per response
+        unmatched = [ev for ev in unmatched if not _shutdown_remainder(ev)]
+    problems = []
+    for e, ev in pairs:
+        want = harness.expected_usage(agent, e)
+        if keys:
+            want = {k: want[k] for k in keys}
+        got = _usage_fields(ev["payload"]["usage"] or {}, want)
+        if got != want:
+            problems.append(f"response {e['response']['id']} ({e['channel']} step {e['step']}): usage {got}, "
+                            f"served {want} (line {ev['source']['line']}, {ev['source'].get('record_type')})")
+    for e in left:
+        want = harness.expected_usage(agent, e)
+        problems.append(f"no usage event for response {e['response']['id']} ({e['channel']} step {e['step']}); "
+                        f"want {({k: want[k] for k in keys} if keys else want)}")
+    for ev in unmatched:
+        u = ev["payload"]["usage"] or {}
+        problems.append(f"usage event not matching a logged response: line {ev['source']['line']} "
+                        f"({ev['source'].get('record_type')}) response_id={u.get('response_id')!r} "
+                        f"in={u.get('input_tokens')} out={u.get('output_tokens')}")
+    assert not problems, "\n".join(problems)
+
+
+@cases
+def test_usage_names_its_response(case):
+    """A usage event carries the id of its response (Claude Code `message.id`, Codex
+    `token_usage_record.response_id`, Copilot CLI `apiCallId`), since the session file names it."""
+    raw = "\n".join(f.read_text(errors="replace") for f in case.files)
+    if not any(e["response"]["id"] in raw for e in _served_in_sessions(case)):
+        # Gemini CLI (responseId), Copilot CLI 1.0.20 and older (apiCallId)
+        pytest.skip("the agent does not write the API's response id into its session files")
+    pairs, _, _ = _pair_usage(case)
+    missing = [f"line {ev['source']['line']} ({ev['source'].get('record_type')}): response_id "
+               f"{(ev['payload']['usage'] or {}).get('response_id')!r}, the file names {e['response']['id']!r}"
+               for e, ev in pairs if (ev["payload"]["usage"] or {}).get("response_id") != e["response"]["id"]]
+    assert not missing, "\n".join(missing)
+
+
+@cases
+def test_usage_totals(case):
+    """The usage events add up to what the server served for the logged responses."""
+    agent = _agent(case)
+    logged = _served_in_sessions(case)
+    keys = _total_keys(case)
+    want = {k: sum(harness.expected_usage(agent, e).get(k, 0) for e in logged) for k in keys}
+    got = {k: sum((ev["payload"]["usage"] or {}).get(k) or 0 for ev in harness.usage_events(case.events)) for k in keys}
+    assert got == want, f"usage totals {got}, served {want} over {len(logged)} logged responses"
+
+
+@cases
+def test_no_unknown_records(case):
+    """No record is left as meta `unknown`."""
+    unknown = [ev for ev in case.events if ev["kind"] == "meta" and ev["payload"]["meta_type"] == "unknown"]
+    types = sorted({ev["source"].get("record_type") or "?" for ev in unknown})
+    assert not unknown, f"{len(unknown)} unknown events, record types: {types}"
+
+
+@cases
+def test_transcripts_hold_prompts_and_answers(case, tmp_path):
+    """--to markdown and --to html contain every typed prompt and every answer."""
+    texts = _typed_messages(case) + [e["response"]["text"] for e in _served_in_sessions(case)
+                                     if e["channel"] != "compact" and e["response"].get("text")]
+    roots = [r for r in harness.ADAPTERS[_agent(case)].session_roots(case.scen_dir / "home") if r.exists()]
+    problems = []
+    for fmt in ("markdown", "html"):
+        out = tmp_path / f"t.{'md' if fmt == 'markdown' else 'html'}"
+        p = harness.agentlog("convert", *roots, "--to", fmt, "-o", out, "-q")
+        if p.returncode not in (0, 1) or not out.exists():
+            problems.append(f"--to {fmt} exited {p.returncode}: {p.stderr[-500:]}")
+            continue
+        doc = out.read_text()
+        for t in texts:
+            if t not in doc and html.escape(t) not in doc and html.escape(t, quote=False) not in doc:
+                problems.append(f"--to {fmt} lacks {t!r}")
+    assert not problems, "\n".join(problems)
+
+
+@cases
+def test_unified_output_validates(case):
+    """agentlog validate accepts the unified output."""
+    assert case.unified.exists(), "no unified output"
+    p = harness.agentlog("validate", case.unified)
+    assert p.returncode == 0, f"validate exited {p.returncode}:\n{(p.stdout + p.stderr)[-2000:]}"
+
+
+@cases
+def test_scenario_specifics(case):
+    """What each scenario is about shows in the events: an image part, a compaction, a subagent thread."""
+    s = _scenario(case)
+    if s == "image":
+        parts = [pt for ev in harness.user_messages(case.events) for pt in ev["payload"].get("parts") or []
+                 if pt.get("type") == "image"]
+        assert parts, "the typed prompt's image is not an image part"
+    elif s == "compaction":
+        if _agent(case) == "gemini" and "<state_snapshot>" not in "".join(f.read_text(errors="replace") for f in case.files):
+            pytest.skip("Gemini CLI does not write its chat compression into the session file (the ledger has "
+                        "the summary and verification requests; the resumed history is written unchanged)")
+        comp = [ev for ev in case.events if ev["kind"] == "meta" and ev["payload"]["meta_type"] == "compaction"]
+        assert comp, "no compaction event"
+    elif s in ("subagent", "subagent-background"):
+        sub = [ev for ev in case.events if ev.get("is_sidechain") or ev.get("agent_id") or ev.get("parent_session_id")]
+        assert sub, "no event of the subagent (is_sidechain / agent_id / parent_session_id)"
+    elif s == "api-error":
+        errs = [e for e in case.ledger["entries"] if (e.get("response") or {}).get("status", 200) >= 500]
+        assert errs, "the server served no error"
+    else:
+        pytest.skip("nothing specific to check")
