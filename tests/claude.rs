@@ -583,3 +583,36 @@ fn claude_code_2_1_328_request_records_are_mapped_and_the_shape_carries_prompt_a
     assert_eq!(tools, ["Agent", "Bash"]);
     assert!(data["tools"][1]["input_schema"]["properties"]["command"].is_object());
 }
+
+// Issue 42: Claude Code's workflow journals (`<session>/subagents/workflows/<id>/journal.jsonl`,
+// records `started` and `result`) made a plain run of a Claude Code home exit 3, "cannot tell
+// which agent wrote …"; with `--from claude` they became a session named `journal`. A file in
+// an agent's own places is that agent's, even when its first lines are new.
+#[test]
+fn a_new_kind_of_file_in_claude_codes_places_is_read_as_its_with_one_warning() {
+    let home = sample("workflow-journal");
+    let out = assert_cmd::cargo::cargo_bin_cmd!("agentlog")
+        .args(["convert", "--color", "never"])
+        .arg(&home)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("agentlog::input::new_kind").count(), 1, "{stderr}");
+    assert!(stderr.contains("(started)") && stderr.contains("journal.jsonl"), "{stderr}");
+    let session = "6f2a9c1e-4b7d-4e21-9a3f-2c8d1e0b7a55";
+    let events: Vec<serde_json::Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let journal: Vec<&serde_json::Value> =
+        events.iter().filter(|e| e["source"]["file"].as_str().unwrap().ends_with("journal.jsonl")).collect();
+    assert_eq!(journal.len(), 2, "both journal lines");
+    assert!(journal.iter().all(|e| e["session_id"] == session), "the session its folder names");
+    assert!(events.iter().all(|e| e["session_id"] == session));
+    // The same file elsewhere names no agent: it is still an input error.
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("journal.jsonl");
+    let journal_file = home.join(format!("projects/-home-dev-shop/{session}/subagents/workflows/wf_01/journal.jsonl"));
+    std::fs::copy(journal_file, &elsewhere).unwrap();
+    let out = assert_cmd::cargo::cargo_bin_cmd!("agentlog").args(["convert", "-q"]).arg(&elsewhere).output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+}

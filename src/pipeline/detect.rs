@@ -24,6 +24,9 @@ pub struct Chosen {
     pub looks_like: Option<&'static dyn Reader>,
     /// The first non-empty line, for a diagnostic about the whole input.
     pub first_line: String,
+    /// When no format matched the first lines and the reader was chosen by where the file
+    /// lies ([`read::owner`]): the kind of its first record (its `type`), to name in a warning.
+    pub new_kind: Option<String>,
 }
 
 /// The reader for an input: the one given, or the one whose format the first lines match;
@@ -39,7 +42,7 @@ pub fn choose_reader(
     mut bytes: Box<dyn BufRead>,
 ) -> io::Result<Option<Chosen>> {
     if let Some(reader) = given.filter(|_| !check) {
-        return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new() }));
+        return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     }
     let mut head = Vec::new();
     let mut records = Vec::new();
@@ -69,7 +72,7 @@ pub fn choose_reader(
         // An empty input: any reader turns it into no events.
         let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
         let reader = given.unwrap_or(read::READERS[0]);
-        return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new() }));
+        return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     };
     let looks_like = read::sniff(&read::Head {
         name,
@@ -78,7 +81,13 @@ pub fn choose_reader(
         text: &String::from_utf8_lossy(&head),
     });
     let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
-    Ok(given.or(looks_like).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line }))
+    // A file in an agent's own places is that agent's, even when its first lines are new.
+    let by_place = if given.is_none() && looks_like.is_none() { read::owner(name) } else { None };
+    let new_kind = by_place.map(|_| {
+        let kind = records.first().and_then(|r| r.get("type")).and_then(serde_json::Value::as_str);
+        kind.unwrap_or("a record without a type").to_owned()
+    });
+    Ok(given.or(looks_like).or(by_place).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line, new_kind }))
 }
 
 /// Values longer than this are not copied when a file's format is told.

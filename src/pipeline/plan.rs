@@ -26,6 +26,9 @@ pub struct Item {
     pub forced: bool,
     /// Whether an incremental run's manifest says it has not changed since it was converted.
     pub unchanged: bool,
+    /// The kind of the first record of a file whose format no reader recognised, read by the
+    /// agent whose places it lies in ([`crate::read::owner`]); warned about when it is read.
+    pub new_kind: Option<String>,
 }
 
 /// Inputs read in order with one reader state: a Claude Code project directory (whose files
@@ -49,7 +52,16 @@ pub fn plan(
 ) -> (Vec<Group>, Vec<InputError>) {
     let sniffed: Vec<Result<Item, InputError>> = settings.map(inputs, |spec| {
         if let Some(reader) = unchanged(spec) {
-            return Ok(Item { spec: spec.clone(), size: 0, reader, told: true, forced: false, unchanged: true });
+            let item = Item {
+                spec: spec.clone(),
+                size: 0,
+                reader,
+                told: true,
+                forced: false,
+                unchanged: true,
+                new_kind: None,
+            };
+            return Ok(item);
         }
         let name = spec.name().to_owned();
         let meta = match spec {
@@ -57,19 +69,19 @@ pub fn plan(
             InputSpec::File(path) => std::fs::metadata(path).ok(),
         };
         let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
-        let (reader, told) = match (meta, given) {
-            (_, Some(reader)) => (reader, true),
+        let (reader, told, new_kind) = match (meta, given) {
+            (_, Some(reader)) => (reader, true, None),
             // Standard input, pipes and devices can be read only once: they are told as
             // they are read.
-            (None, None) => (read::READERS[0], false),
-            (Some(meta), None) if !meta.is_file() => (read::READERS[0], false),
+            (None, None) => (read::READERS[0], false, None),
+            (Some(meta), None) if !meta.is_file() => (read::READERS[0], false, None),
             (Some(_), None) => match open(spec).and_then(|b| choose_reader(spec.name(), None, false, b)) {
-                Ok(Some(chosen)) => (chosen.reader, true),
+                Ok(Some(chosen)) => (chosen.reader, true, chosen.new_kind),
                 Ok(None) => return Err(InputError::unknown_format(&name)),
                 Err(source) => return Err(InputError::Unreadable { path: name, source }),
             },
         };
-        Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false })
+        Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false, new_kind })
     });
     let mut groups: Vec<Group> = Vec::new();
     let mut errors = Vec::new();

@@ -125,6 +125,22 @@ impl Problem {
         }
     }
 
+    /// A file in an agent's own places whose first lines match no format agentlog knows: read
+    /// as that agent's all the same.
+    pub fn new_kind_in_place(reader: &str, kind: &str) -> Self {
+        Problem {
+            code: "agentlog::input::new_kind",
+            message: format!(
+                "the first records are of a kind agentlog does not know ({kind}); read as {reader}'s, since the file lies in its places"
+            ),
+            column: 0,
+            help: Some(
+                "records agentlog does not know are kept whole as meta events of type unknown; `agentlog drift` lists them",
+            ),
+            is_error: false,
+        }
+    }
+
     /// A line longer than the longest line read; it was skipped without being held whole.
     pub fn line_too_long(length: u64, limit: usize) -> Self {
         Problem {

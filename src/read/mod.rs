@@ -45,6 +45,11 @@ pub fn sniff(head: &Head<'_>) -> Option<&'static dyn Reader> {
     READERS.iter().copied().find(|r| r.sniff(head))
 }
 
+/// The reader whose agent keeps files where `path` lies ([`Reader::owns`]).
+pub fn owner(path: &str) -> Option<&'static dyn Reader> {
+    READERS.iter().copied().find(|r| r.owns(std::path::Path::new(path)))
+}
+
 /// The start of a file, as [`Reader::sniff`] sees it.
 pub struct Head<'a> {
     /// The input's name as given (`-` for standard input).
@@ -90,6 +95,13 @@ pub trait Reader: Send + Sync {
     /// files. Files no reader accepts are not read from directories (they may be read when
     /// named).
     fn accepts(&self, _path: &std::path::Path) -> bool {
+        false
+    }
+
+    /// Whether `path` lies in this agent's own layout (its session folders), so that a file
+    /// there whose first lines match no known format is still read as this agent's: its new
+    /// records kept as `unknown`, with one warning naming the new kind.
+    fn owns(&self, _path: &std::path::Path) -> bool {
         false
     }
 

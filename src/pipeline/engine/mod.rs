@@ -84,7 +84,7 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
         let name = item.spec.name();
         let given = item.told.then_some(item.reader);
         let opened = open(&item.spec).and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
-        let Chosen { bytes, reader, looks_like, first_line } = match opened {
+        let Chosen { bytes, reader, looks_like, first_line, new_kind } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {
                 dest.end(failed(name, InputError::unknown_format(name)))?;
@@ -124,6 +124,10 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
                 if let Some(other) = looks_like.filter(|other| other.name() != reader.name()) {
                     let problem = read::Problem::reader_mismatch(reader.name(), other.name());
                     report.diagnostics.push(read::InputDiagnostic::new(name, 1, &first_line, problem).kept());
+                }
+                if let Some(kind) = item.new_kind.as_deref().or(new_kind.as_deref()) {
+                    let problem = read::Problem::new_kind_in_place(reader.name(), kind);
+                    report.diagnostics.insert(0, read::InputDiagnostic::new(name, 1, &first_line, problem).kept());
                 }
                 // A diagnostic shows part of its line, which may hold a secret too.
                 if let Some(redactor) = redactor {

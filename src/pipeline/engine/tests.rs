@@ -133,6 +133,7 @@ fn a_bug_met_in_one_input_fails_that_input_only() {
         told: true,
         forced: false,
         unchanged: false,
+        new_kind: None,
     };
     for readers in [1, 2] {
         let groups: Vec<Group> = [item(&Panics), item(read::reader("codex").unwrap()), item(&Panics)]
@@ -160,6 +161,7 @@ fn each_group_ends_after_its_last_input_on_any_number_of_threads() {
         told: true,
         forced: false,
         unchanged: false,
+        new_kind: None,
     };
     let groups = vec![
         Group { items: vec![item("tool-outputs.jsonl"), item("token-accounting.jsonl")], key: "a".into() },

@@ -67,6 +67,10 @@ impl Reader for Claude {
         side::kind(path, head)
     }
 
+    fn owns(&self, path: &std::path::Path) -> bool {
+        self.accepts(path) && paths::in_projects(path)
+    }
+
     /// The files of one project directory: resumed sessions copy each other's records, and a
     /// session's `subagents/` files belong to its project.
     fn group(&self, path: &std::path::Path) -> Option<String> {

@@ -124,7 +124,13 @@ impl Parser {
     /// A parser for the file named `name`.
     pub fn new(name: &str, usage_only: bool) -> Self {
         Parser {
-            fallback_session: file_stem(name).to_owned(),
+            // A file under a session's folder that is not a subagent's (a workflow journal)
+            // belongs to that session.
+            fallback_session: paths::subagent_id(name)
+                .is_none()
+                .then(|| paths::session_of_folder(std::path::Path::new(name)))
+                .flatten()
+                .unwrap_or_else(|| file_stem(name).to_owned()),
             file_agent: paths::subagent_id(name).map(str::to_owned),
             usage_only,
         }

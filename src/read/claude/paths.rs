@@ -126,6 +126,22 @@ pub fn project_of(path: &Path) -> &Path {
     project.unwrap_or(Path::new(""))
 }
 
+/// Whether a file lies under a project folder of Claude Code's `projects/`: a folder named for
+/// the working directory, its slashes turned to dashes (`projects/-home-dev-shop/…`).
+pub fn in_projects(path: &Path) -> bool {
+    let mut ancestors = path.ancestors().skip(1);
+    ancestors.any(|dir| {
+        dir.file_name().is_some_and(|key| key.to_string_lossy().starts_with('-'))
+            && dir.parent().and_then(Path::file_name).is_some_and(|p| p == "projects")
+    })
+}
+
+/// The session a file under a session's folder belongs to (`<session>/subagents/…`), by the
+/// folder's name.
+pub fn session_of_folder(path: &Path) -> Option<String> {
+    session_dir_of(path).and_then(Path::file_name).map(|name| name.to_string_lossy().into_owned())
+}
+
 /// The `<session>/` folder of a 2.1 subagent file: the one holding its `subagents/` ancestor.
 fn session_dir_of(path: &Path) -> Option<&Path> {
     path.ancestors().find(|a| a.file_name().is_some_and(|n| n == "subagents")).and_then(Path::parent)

@@ -73,6 +73,17 @@ impl Reader for Codex {
         side::kind(path, head)
     }
 
+    /// Rollouts under `sessions/YYYY/MM/DD/` and `archived_sessions/`, named `rollout-…`.
+    fn owns(&self, path: &std::path::Path) -> bool {
+        let in_sessions = path
+            .ancestors()
+            .skip(1)
+            .any(|dir| dir.file_name().is_some_and(|n| n == "sessions" || n == "archived_sessions"));
+        in_sessions
+            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+            && self.accepts(path)
+    }
+
     /// The session of a `session_meta` record, of the bare `{"id", "timestamp", …}` header
     /// that opens an E1 or E2 file, or of a whole TypeScript-era document's `session`.
     fn peek(&self, record: &serde_json::Value) -> Peek {

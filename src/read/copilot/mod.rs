@@ -64,6 +64,18 @@ impl Reader for Copilot {
         path.file_name().is_some_and(|n| is_jsonl_name(&n.to_string_lossy()))
     }
 
+    /// Sessions under `session-state/`: `<id>/events.jsonl` and the older `<id>.jsonl`.
+    fn owns(&self, path: &std::path::Path) -> bool {
+        let parent = path.parent();
+        let state = |dir: Option<&std::path::Path>| {
+            dir.and_then(std::path::Path::file_name).is_some_and(|n| n == "session-state")
+        };
+        self.accepts(path)
+            && (state(parent)
+                || (state(parent.and_then(std::path::Path::parent))
+                    && path.file_name().is_some_and(|n| n == "events.jsonl")))
+    }
+
     fn file_kind(&self, _path: &str, _head: &[u8]) -> FileKind {
         FileKind::Session
     }

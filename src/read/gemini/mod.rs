@@ -67,6 +67,16 @@ impl Reader for Gemini {
         path.file_name().is_some_and(|n| is_session_name(&n.to_string_lossy()))
     }
 
+    /// Sessions under `tmp/<project>/chats/`.
+    fn owns(&self, path: &std::path::Path) -> bool {
+        let chats = path.ancestors().skip(1).find(|dir| dir.file_name().is_some_and(|n| n == "chats"));
+        let tmp = chats
+            .and_then(std::path::Path::parent)
+            .and_then(std::path::Path::parent)
+            .and_then(std::path::Path::file_name);
+        self.accepts(path) && tmp.is_some_and(|n| n == "tmp")
+    }
+
     fn peek(&self, record: &serde_json::Value) -> Peek {
         Peek { session: string_at(record, "sessionId"), ..Peek::default() }
     }
