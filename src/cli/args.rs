@@ -59,6 +59,9 @@ pub enum Command {
     /// Tool calls, failures and durations, per tool or tool family, by session, project, day,
     /// agent or model.
     Tools(ToolsArgs),
+    /// What agentlog does not map yet, per agent and version: record kinds kept as unknown
+    /// events, fields kept in extra, and new kinds of file in an agent's places.
+    Drift(DriftArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
@@ -311,6 +314,30 @@ pub struct UsageArgs {
     /// Which sessions and responses are counted.
     #[command(flatten)]
     pub filter: FilterArgs,
+}
+
+/// Arguments of `agentlog drift`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog drift                                 what agentlog does not map yet in your sessions
+  agentlog drift ~/.codex/sessions --json        the same for scripts")]
+pub struct DriftArgs {
+    /// As for convert; none reads the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// One JSON document: the rows, for scripts.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 /// Arguments of `agentlog tools`.

@@ -4,6 +4,7 @@
 mod archive;
 mod args;
 mod convert;
+mod drift;
 mod embed;
 mod error;
 mod exit;
@@ -94,6 +95,7 @@ fn run_with(args: Args, reporter: &Reporter) -> Exit {
         Command::Archive(args) => run_archive(&args, reporter),
         Command::Usage(args) => usage::run(args, reporter),
         Command::Tools(args) => tools::run(&args, reporter),
+        Command::Drift(args) => drift::run(&args, reporter),
         Command::Validate(validate) => run_validate(&validate, reporter),
         Command::Schema { which } => match which {
             SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), reporter),

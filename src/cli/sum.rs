@@ -72,6 +72,11 @@ pub fn sum<T: Sums>(
     }
     let sizes: HashMap<String, u64> =
         groups.iter().flat_map(|g| &g.items).map(|i| (i.spec.name().to_owned(), i.size)).collect();
+    let agents: HashMap<&str, &str> = groups
+        .iter()
+        .flat_map(|g| &g.items)
+        .map(|i| (i.spec.name(), i.reader.agent().map_or(i.reader.name(), |a| a.as_str())))
+        .collect();
     let progress = reporter.progress_bar(sizes.values().sum());
     let summed = crate::stats::fold(&groups, settings, || Summing {
         table: T::default(),
@@ -91,6 +96,7 @@ pub fn sum<T: Sums>(
         table.merge(group.table);
         for outcome in &group.outcomes {
             totals.add(outcome);
+            table.outcome(agents.get(outcome.name.as_str()).copied().unwrap_or_default(), outcome);
             match &outcome.result {
                 Ok(report) => reporter.diagnostics(&outcome.name, &report.diagnostics),
                 Err(e) => reporter.error(e),

@@ -125,11 +125,14 @@ impl Problem {
         }
     }
 
+    /// The code of [`Problem::new_kind_in_place`].
+    pub const NEW_KIND: &'static str = "agentlog::input::new_kind";
+
     /// A file in an agent's own places whose first lines match no format agentlog knows: read
-    /// as that agent's all the same.
+    /// as that agent's all the same; the message names the kind in parentheses.
     pub fn new_kind_in_place(reader: &str, kind: &str) -> Self {
         Problem {
-            code: "agentlog::input::new_kind",
+            code: Self::NEW_KIND,
             message: format!(
                 "the first records are of a kind agentlog does not know ({kind}); read as {reader}'s, since the file lies in its places"
             ),

@@ -5,6 +5,7 @@
 //! Tables are summed per group of inputs on every thread ([`fold`]) and merged in input
 //! order, so that the sums, floating-point costs included, do not depend on the threads.
 
+pub mod drift;
 pub mod filter;
 pub mod time;
 pub mod tools;
@@ -21,6 +22,19 @@ use crate::read::Settings;
 pub trait Sums: Default + Send {
     /// Adds the sums of `other`, which come after this table's in input order.
     fn merge(&mut self, other: Self);
+
+    /// Takes what became of one input, read by the reader of `agent`; nothing by default.
+    fn outcome(&mut self, _agent: &str, _outcome: &crate::pipeline::Outcome) {}
+}
+
+impl Sums for drift::DriftTable {
+    fn merge(&mut self, other: Self) {
+        drift::DriftTable::merge(self, other);
+    }
+
+    fn outcome(&mut self, agent: &str, outcome: &crate::pipeline::Outcome) {
+        drift::DriftTable::outcome(self, agent, outcome);
+    }
 }
 
 impl Sums for usage::UsageTable {

@@ -31,6 +31,16 @@ sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
 
 PREPARED = os.environ.get("AGENTLOG_AGENTS_OUT")
+# AGENTLOG_AGENTS=claude,codex runs only those agents (CI runs these two).
+ONLY = [a for a in os.environ.get("AGENTLOG_AGENTS", "").split(",") if a]
+IN_CI = os.environ.get("CI") == "true"
+
+
+def _skip(reason: str) -> None:
+    """Skips, except under CI, which must run the agents."""
+    if IN_CI:
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 def _cases():
@@ -38,7 +48,8 @@ def _cases():
         root = Path(PREPARED)
         found = sorted((p.parent.parent.name, p.parent.name) for p in root.glob("*/*/ledger.json"))
         return [f"{d}/{s}" for d, s in found]
-    return [f"{a}-{spec.pinned}/{s}" for a, spec in harness.AGENTS.items() for s in harness.SCENARIOS]
+    agents = {a: spec for a, spec in harness.AGENTS.items() if not ONLY or a in ONLY}
+    return [f"{a}-{spec.pinned}/{s}" for a, spec in agents.items() for s in harness.SCENARIOS]
 
 
 CASES = _cases()
@@ -47,17 +58,18 @@ CASES = _cases()
 @pytest.fixture(scope="session")
 def runs_dir(tmp_path_factory) -> Path:
     if not harness.agentlog_bin().exists():
-        pytest.skip(f"agentlog binary not found at {harness.agentlog_bin()} (build it or set AGENTLOG_BIN)")
+        _skip(f"agentlog binary not found at {harness.agentlog_bin()} (build it or set AGENTLOG_BIN)")
     if PREPARED:
         return Path(PREPARED)
     if not shutil.which("npm"):
-        pytest.skip("npm is not available to install the agents")
+        _skip("npm is not available to install the agents")
     out = tmp_path_factory.mktemp("agents")
-    p = subprocess.run([sys.executable, str(HERE / "harness.py"), "run", "--out", str(out)],
+    agents = ["--agent", ",".join(ONLY)] if ONLY else []
+    p = subprocess.run([sys.executable, str(HERE / "harness.py"), "run", "--out", str(out), *agents],
                        capture_output=True, text=True, timeout=1800)
     (out / "harness-output.txt").write_text(p.stdout + p.stderr)
     if not list(out.glob("*/*/ledger.json")):
-        pytest.skip("the harness ran no agent (install failed?):\n" + (p.stdout + p.stderr)[-3000:])
+        _skip("the harness ran no agent (install failed?):\n" + (p.stdout + p.stderr)[-3000:])
     return out
 
 
