@@ -218,3 +218,28 @@ fn a_codex_subagent_thread_is_embedded_in_the_document_of_the_thread_that_spawne
         assert_eq!(root["extra"]["subagent_trajectory_refs"][0]["trajectory_id"], child["trajectory_id"]);
     }
 }
+
+// Issue 42: the system prompt and tool definitions Claude Code 2.1.328 records
+// (`api-request-shape`): a system step, and ATIF's `agent.tool_definitions`.
+#[test]
+fn the_request_shape_gives_a_system_step_and_the_agents_tool_definitions() {
+    let path = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
+    let source: Value = common::text(&path)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["type"] == "api-request-shape")
+        .unwrap();
+    let document = atif(&[path]).remove(0);
+    let tools = document["agent"]["tool_definitions"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Agent", "Bash"]);
+    assert!(tools.iter().all(|t| t["type"] == "function"));
+    assert_eq!(tools[1]["function"]["parameters"], source["shape"]["tools"][1]["input_schema"]);
+    let system: Vec<&Value> =
+        document["steps"].as_array().unwrap().iter().filter(|s| s["extra"]["system_prompt"] == true).collect();
+    assert_eq!(system.len(), 1, "one shape, one system step");
+    let texts: Vec<&str> =
+        source["shape"]["system"].as_array().unwrap().iter().map(|b| b["text"].as_str().unwrap()).collect();
+    assert_eq!(system[0]["message"], texts.join("\n\n"));
+    assert_eq!(system[0]["source"], "system");
+}

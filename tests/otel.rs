@@ -220,3 +220,37 @@ fn a_re_export_gives_the_same_ids_and_content_only_when_asked() {
     };
     assert_eq!(ids(&plain), ids(&with_content));
 }
+
+// Issue 42: the system prompt and tool definitions Claude Code 2.1.328 records
+// (`api-request-shape`) go where the GenAI conventions put them, with content only.
+#[test]
+fn chat_spans_carry_the_system_prompt_and_tool_definitions_with_content_only() {
+    let path = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
+    let source: Value = common::text(&path)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|r| r["type"] == "api-request-shape")
+        .unwrap();
+    let chats = |args: &[&str]| -> Vec<HashMap<String, Value>> {
+        let request = lines(&run(args, std::slice::from_ref(&path))).remove(0);
+        spans(&request).into_iter().map(|(_, a)| a).filter(|a| operation(a) == "chat").collect()
+    };
+    let with = chats(&["--to", "otel", "--otel-content"]);
+    assert_eq!(with.len(), 3, "three responses");
+    for chat in &with {
+        let system: Value = serde_json::from_str(chat["gen_ai.system_instructions"].as_str().unwrap()).unwrap();
+        let texts: Vec<&Value> = source["shape"]["system"].as_array().unwrap().iter().map(|b| &b["text"]).collect();
+        let parts: Vec<&Value> = system.as_array().unwrap().iter().map(|p| &p["content"]).collect();
+        assert_eq!(parts, texts);
+        let tools: Value = serde_json::from_str(chat["gen_ai.tool.definitions"].as_str().unwrap()).unwrap();
+        let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["Agent", "Bash"]);
+        assert_eq!(tools[1]["parameters"], source["shape"]["tools"][1]["input_schema"]);
+    }
+    let without = chats(&["--to", "otel"]);
+    assert!(
+        without
+            .iter()
+            .all(|a| !a.contains_key("gen_ai.system_instructions") && !a.contains_key("gen_ai.tool.definitions"))
+    );
+}

@@ -77,6 +77,8 @@ pub struct Thread {
     pub version: Option<String>,
     /// The model first seen.
     pub model: Option<String>,
+    /// The tool definitions of the first request shape, as ATIF's `agent.tool_definitions`.
+    tool_definitions: Option<Vec<Value>>,
 }
 
 impl Thread {
@@ -201,6 +203,24 @@ impl Thread {
                     self.open = None;
                 }
             }
+            // What the agent sends the model besides the conversation: its system prompt as a
+            // system step, its first tools as the agent's tool definitions.
+            Payload::Meta(m) if m.meta_type == MetaType::RequestShape && !e.copied => {
+                let Some(data) = m.data.as_ref().and_then(|d| serde_json::from_str::<Value>(d.get()).ok()) else {
+                    return;
+                };
+                if self.tool_definitions.is_none()
+                    && let Some(tools) = data["tools"].as_array()
+                {
+                    self.tool_definitions = Some(tools.iter().map(tool_definition).collect());
+                }
+                let i = self.push(Source::System, e);
+                self.steps[i].text.push(system_text(&data["system"]));
+                self.steps[i].extra.insert("system_prompt".into(), true.into());
+                if let Some(hash) = data["shape_hash"].as_str() {
+                    self.steps[i].extra.insert("request_shape".into(), hash.into());
+                }
+            }
             Payload::Meta(m) if m.meta_type == MetaType::Compaction => {
                 let i = self.push(Source::System, e);
                 let data = m.data.as_ref().and_then(|d| serde_json::from_str::<Value>(d.get()).ok());
@@ -304,6 +324,9 @@ impl Thread {
         if let Some(model) = &self.model {
             agent_value["model_name"] = model.clone().into();
         }
+        if let Some(tools) = &self.tool_definitions {
+            agent_value["tool_definitions"] = Value::Array(tools.clone());
+        }
         json!({
             "schema_version": ATIF_VERSION,
             "session_id": session_id,
@@ -366,6 +389,26 @@ fn step_value(id: usize, step: &Step) -> Value {
         value["extra"] = Value::Object(extra);
     }
     value
+}
+
+/// A tool definition as ATIF has them, in OpenAI's function-calling shape.
+fn tool_definition(tool: &Value) -> Value {
+    json!({
+        "type": "function",
+        "function": { "name": tool["name"], "description": tool["description"], "parameters": tool["input_schema"] },
+    })
+}
+
+/// A system prompt's text: the string, or its text blocks one after another.
+fn system_text(system: &Value) -> String {
+    match system {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => {
+            let texts: Vec<&str> = blocks.iter().filter_map(|b| b["text"].as_str().or_else(|| b.as_str())).collect();
+            texts.join("\n\n")
+        }
+        _ => String::new(),
+    }
 }
 
 /// All input of the responses: fresh, cache reads and cache writes.

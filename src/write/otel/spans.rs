@@ -49,6 +49,10 @@ struct Thread {
     response_start: Option<DateTime<Utc>>,
     output: Vec<Value>,
     input: Vec<Value>,
+    /// The system prompt and tool definitions of the thread's latest request shape, as the
+    /// `gen_ai.system_instructions` and `gen_ai.tool.definitions` JSON its chat spans carry
+    /// with content.
+    shape: Option<(String, String)>,
 }
 
 /// The spans of one session.
@@ -68,6 +72,28 @@ pub struct Session {
 fn span_id(seed: &str, purpose: &str) -> [u8; 8] {
     let id = uuid_v5(&uuid::Uuid::NAMESPACE_OID, format!("agentlog-otel:{purpose}:{seed}").as_bytes());
     id.as_bytes()[..8].try_into().expect("a UUID has 16 bytes")
+}
+
+/// A request shape's system prompt and tool definitions as the GenAI conventions write them:
+/// `gen_ai.system_instructions` a list of text parts, `gen_ai.tool.definitions` a list of
+/// function definitions; both as JSON text.
+fn request_shape(data: &Value) -> (String, String) {
+    let system: Vec<Value> = match &data["system"] {
+        Value::String(text) => vec![json!({ "type": "text", "content": text })],
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str().or_else(|| b.as_str()))
+            .map(|text| json!({ "type": "text", "content": text }))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let tools: Vec<Value> = data["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| json!({ "type": "function", "name": t["name"], "description": t["description"], "parameters": t["input_schema"] }))
+        .collect();
+    (Value::Array(system).to_string(), Value::Array(tools).to_string())
 }
 
 /// The `gen_ai.provider.name` of an agent's models.
@@ -202,11 +228,16 @@ impl Session {
                     }
                 }
             }
+            Payload::Meta(m) if m.meta_type == MetaType::RequestShape && content => {
+                let data = m.data.as_ref().and_then(|d| serde_json::from_str::<Value>(d.get()).ok());
+                thread.shape = data.map(|data| request_shape(&data));
+            }
             Payload::Meta(m) if m.meta_type == MetaType::Usage => {
                 if let Some(usage) = &m.usage {
                     let start = thread.response_start.take().or(e.timestamp);
                     let messages = (std::mem::take(&mut thread.input), std::mem::take(&mut thread.output));
-                    self.chat(e, usage, start, span, messages);
+                    let shape = thread.shape.clone();
+                    self.chat(e, usage, start, span, messages, shape);
                 }
             }
             Payload::Meta(_) => {}
@@ -225,6 +256,7 @@ impl Session {
         start: Option<DateTime<Utc>>,
         parent: usize,
         messages: (Vec<Value>, Vec<Value>),
+        shape: Option<(String, String)>,
     ) {
         let model = u.model.clone().or_else(|| e.context.model.clone());
         let name = format!("chat {}", model.as_deref().unwrap_or("unknown"));
@@ -250,6 +282,10 @@ impl Session {
             span.attributes.push(("gen_ai.response.id", id.clone().into()));
         }
         let (input, output) = messages;
+        if let Some((system, tools)) = shape {
+            span.attributes.push(("gen_ai.system_instructions", system.into()));
+            span.attributes.push(("gen_ai.tool.definitions", tools.into()));
+        }
         if self.content {
             if !input.is_empty() {
                 span.attributes.push(("gen_ai.input.messages", Value::Array(input).to_string().into()));
