@@ -224,11 +224,7 @@ fn a_codex_subagent_thread_is_embedded_in_the_document_of_the_thread_that_spawne
 #[test]
 fn the_request_shape_gives_a_system_step_and_the_agents_tool_definitions() {
     let path = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
-    let source: Value = common::text(&path)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|r| r["type"] == "api-request-shape")
-        .unwrap();
+    let source = common::first_record(&path, "api-request-shape");
     let document = atif(&[path]).remove(0);
     let tools = document["agent"]["tool_definitions"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();

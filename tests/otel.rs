@@ -226,11 +226,7 @@ fn a_re_export_gives_the_same_ids_and_content_only_when_asked() {
 #[test]
 fn chat_spans_carry_the_system_prompt_and_tool_definitions_with_content_only() {
     let path = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
-    let source: Value = common::text(&path)
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|r| r["type"] == "api-request-shape")
-        .unwrap();
+    let source = common::first_record(&path, "api-request-shape");
     let chats = |args: &[&str]| -> Vec<HashMap<String, Value>> {
         let request = lines(&run(args, std::slice::from_ref(&path))).remove(0);
         spans(&request).into_iter().map(|(_, a)| a).filter(|a| operation(a) == "chat").collect()

@@ -90,6 +90,15 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     files
 }
 
+/// The first record of a JSON Lines file whose `type` is `record_type`, read as plain JSON.
+pub fn first_record(path: &Path, record_type: &str) -> serde_json::Value {
+    text(path)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|r| r["type"] == record_type)
+        .unwrap_or_else(|| panic!("{} has a {record_type} record", path.display()))
+}
+
 /// The type of a meta event; `None` for other events.
 pub fn meta_type(e: &Event) -> Option<agentlog::model::MetaType> {
     match &e.payload {
