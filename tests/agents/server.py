@@ -20,14 +20,16 @@ APIs spoken, one handler function each (see ``ROUTES`` at the bottom):
 To add another API: write one handler ``def handle_xxx(srv, req) -> None`` that
 
 1. reads the request (``req.json``), works out its *channel* (``main``,
-   ``subagent``, ``compact`` or a side request, see ``Script.next_step``) and
-   the text of the last user message,
-2. takes the next step with ``srv.script.next_step(channel)`` and the usage
-   numbers with ``srv.next_usage()``,
+   ``subagent``, ``compact`` or a side request, see ``Script.next_step``;
+   ``_compact_or_subagent`` tells the first two) and the texts of the user
+   messages, and starts its ledger entry with ``_ledger_entry``,
+2. takes the step with ``_take_step`` (the channel's next step, or the API's
+   side answer), serves a step's ``error`` with ``_serve_error``, and takes
+   the usage numbers with ``_next_usage``,
 3. turns the step's abstract tool calls into the tools the request offers
    (the way ``_anthropic_tool_use`` and ``_responses_tool_call`` do),
-4. writes the response (``req.send_sse`` / ``req.send_json``) and one ledger
-   entry (``srv.ledger.add``),
+4. writes the response (``req.send_sse`` / ``req.send_json``) and adds the
+   entry, with its ``response``, to the ledger (``srv.ledger.add``),
 
 and add it to ``ROUTES``. Nothing else needs to change.
 
@@ -212,6 +214,62 @@ def _short(s: str, n: int = 400) -> str:
     return s if len(s) <= n else s[:n] + f"...[{len(s) - n} more chars]"
 
 
+def _ledger_entry(api: str, req: "Handler", channel: str, model, stream: bool, user_texts: list[str],
+                  tool_results: list[dict], tools_offered: list, thread_id: str | None = None, *,
+                  first_user_text: bool = True, **api_specific) -> dict:
+    """The ledger entry of a model request, before its step and response are known.
+
+    The fields every API has come first, then ``api_specific`` in the order given, then
+    ``thread_id`` (None where the request does not name the session)."""
+    entry = {"api": api, "path": req.path_only, "method": req.command, "channel": channel,
+             "model": model, "stream": stream, "last_user_text": user_texts[-1] if user_texts else ""}
+    if first_user_text:
+        entry["first_user_text"] = _short(user_texts[0]) if user_texts else ""
+    entry["tool_results"] = tool_results
+    entry["tools_offered"] = tools_offered
+    entry.update(api_specific)
+    entry["thread_id"] = thread_id
+    return entry
+
+
+def _take_step(srv: "ModelServer", entry: dict, channel: str, side_text) -> dict:
+    """The step to serve: a side request gets ``side_text()`` and uses up no step, any other
+    channel its next scripted step. Notes the step's index (and whether it is unscripted) in ``entry``."""
+    if channel.startswith("side:"):
+        step_index, step = None, {"text": side_text()}
+    else:
+        step_index, step = srv.script.next_step(channel)
+    entry["step"] = step_index
+    if step.get("unscripted"):
+        entry["unscripted"] = True
+    return step
+
+
+def _serve_error(srv: "ModelServer", req: "Handler", entry: dict, err: dict, default_status: int,
+                 id_header: str | None, error_body) -> None:
+    """Serve a step's ``error`` as an HTTP error: its ``status`` (or ``default_status``) with the
+    API's body ``error_body(err, status)``, whose ``error`` goes to the ledger, and a request id in
+    the header ``id_header`` where the API sends one."""
+    status = int(err.get("status", default_status))
+    payload = error_body(err, status)
+    entry["response"] = {"status": status, "error": payload["error"]}
+    srv.ledger.add(entry)
+    headers = {id_header: _ids("req_", srv.run_id, "err", len(srv.ledger.entries))} if id_header else None
+    req.send_json(payload, status=status, headers=headers)
+
+
+def _next_usage(srv: "ModelServer", step: dict) -> tuple[int, dict]:
+    """k, the index of the response about to be served, and its usage (``usage_for``; reasoning
+    tokens where the step has thinking)."""
+    k = srv.next_usage()
+    return k, usage_for(k, bool(step.get("thinking")))
+
+
+def _call_id(prefix: str, srv: "ModelServer", k: int, i: int, n: int = 24) -> str:
+    """The id of the i-th tool call of the k-th response."""
+    return _ids(prefix, srv.run_id, k, i)[:len(prefix) + n]
+
+
 # ---------------------------------------------------------------------------
 # Anthropic Messages
 
@@ -277,19 +335,26 @@ COMPACT_PATTERNS = (
 )
 
 
+def _compact_or_subagent(srv: "ModelServer", user_texts: list[str], first: int = 2) -> str | None:
+    """``compact`` for a compaction's summarisation request (by the last user text), ``subagent`` when
+    one of the ``first`` user texts holds the scenario's subagent marker, else None."""
+    last = user_texts[-1] if user_texts else ""
+    if any(p.lower() in last.lower() for p in COMPACT_PATTERNS):
+        return "compact"
+    marker = srv.script.subagent_marker
+    if marker and any(marker in t for t in user_texts[:first]):
+        return "subagent"
+    return None
+
+
 def classify_anthropic(srv: "ModelServer", body: dict) -> str:
     """main, subagent, compact, or side:<kind> for a Messages request."""
     user_texts = _anthropic_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    system = _anthropic_system_text(body)
-    tools = _anthropic_tools(body)
-    if any(p.lower() in last.lower() for p in COMPACT_PATTERNS):
-        return "compact"
-    marker = srv.script.subagent_marker
-    if marker and user_texts and any(marker in t for t in user_texts[:2]):
-        return "subagent"
-    if not tools:
-        low = (system + "\n" + last).lower()
+    if channel := _compact_or_subagent(srv, user_texts):
+        return channel
+    if not _anthropic_tools(body):
+        low = (_anthropic_system_text(body) + "\n" + last).lower()
         if "title" in low:
             return "side:title"
         if "summar" in low:
@@ -335,38 +400,19 @@ def handle_anthropic_messages(srv: "ModelServer", req: "Handler") -> None:
     stream = bool(body.get("stream"))
     tools = _anthropic_tools(body)
     user_texts = _anthropic_user_texts(body)
-    entry = {
-        "api": "anthropic-messages", "path": req.path_only, "method": req.command,
-        "channel": channel, "model": body.get("model"), "stream": stream,
-        "last_user_text": user_texts[-1] if user_texts else "",
-        "first_user_text": _short(user_texts[0]) if user_texts else "",
-        "tool_results": _anthropic_tool_results(body),
-        "tools_offered": tools, "n_messages": len(body.get("messages") or []),
-        "system_head": _short(_anthropic_system_text(body), 200),
-        "thinking_requested": body.get("thinking"),
-        "max_tokens": body.get("max_tokens"),
-        "thread_id": _anthropic_session(body),
-    }
-    if channel.startswith("side:"):
-        step_index, step = None, {"text": side_answer(channel, body)}
-    else:
-        step_index, step = srv.script.next_step(channel)
-    entry["step"] = step_index
-    if step.get("unscripted"):
-        entry["unscripted"] = True
+    entry = _ledger_entry("anthropic-messages", req, channel, body.get("model"), stream, user_texts,
+                          _anthropic_tool_results(body), tools, _anthropic_session(body),
+                          n_messages=len(body.get("messages") or []),
+                          system_head=_short(_anthropic_system_text(body), 200),
+                          thinking_requested=body.get("thinking"), max_tokens=body.get("max_tokens"))
+    step = _take_step(srv, entry, channel, lambda: side_answer(channel, body))
 
     if "error" in step:
-        err = step["error"]
-        status = int(err.get("status", 529))
-        payload = {"type": "error", "error": {"type": err.get("type", "overloaded_error"),
-                                              "message": err.get("message", "Overloaded")}}
-        entry["response"] = {"status": status, "error": payload["error"]}
-        srv.ledger.add(entry)
-        req.send_json(payload, status=status, headers={"request-id": _ids("req_", srv.run_id, "err", len(srv.ledger.entries))})
-        return
+        return _serve_error(srv, req, entry, step["error"], 529, "request-id", lambda err, status: {
+            "type": "error", "error": {"type": err.get("type", "overloaded_error"),
+                                       "message": err.get("message", "Overloaded")}})
 
-    k = srv.next_usage()
-    u = usage_for(k)
+    k, u = _next_usage(srv, step)
     msg_id = _ids("msg_", srv.run_id, k)
     request_id = _ids("req_", srv.run_id, k)
     model = body.get("model") or "claude-sonnet-4-5"
@@ -383,7 +429,7 @@ def handle_anthropic_messages(srv: "ModelServer", req: "Handler") -> None:
     calls = []
     for i, call in enumerate(step.get("tool_calls") or []):
         name, inp = _anthropic_tool_use(call, tools, (srv.run_id, k, i))
-        tid = "toolu_" + hashlib.sha256(f"{srv.run_id}/{k}/{i}".encode()).hexdigest()[:24]
+        tid = _call_id("toolu_", srv, k, i)
         blocks.append({"type": "tool_use", "id": tid, "name": name, "input": inp})
         calls.append({"id": tid, "name": name, "input": inp, "abstract": call})
     stop_reason = "tool_use" if calls else "end_turn"
@@ -511,13 +557,9 @@ def _responses_tool_outputs(body: dict) -> list[dict]:
 def classify_responses(srv: "ModelServer", body: dict) -> str:
     user_texts = _responses_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    instructions = body.get("instructions") or ""
-    if any(p.lower() in last.lower() for p in COMPACT_PATTERNS):
-        return "compact"
-    marker = srv.script.subagent_marker
-    if marker and any(marker in t for t in user_texts[:3]):
-        return "subagent"
-    if not body.get("tools") and "title" in (instructions + last).lower():
+    if channel := _compact_or_subagent(srv, user_texts, 3):
+        return channel
+    if not body.get("tools") and "title" in ((body.get("instructions") or "") + last).lower():
         return "side:title"
     return "main"
 
@@ -577,38 +619,22 @@ def handle_openai_responses(srv: "ModelServer", req: "Handler") -> None:
     stream = bool(body.get("stream"))
     tools = _responses_tools(body)
     user_texts = _responses_user_texts(body)
-    entry = {
-        "api": "openai-responses", "path": req.path_only, "method": req.command,
-        "channel": channel, "model": body.get("model"), "stream": stream,
-        "last_user_text": user_texts[-1] if user_texts else "",
-        "tool_results": _responses_tool_outputs(body),
-        "tools_offered": [t["name"] for t in tools], "n_items": len(_responses_items(body)),
-        "reasoning_requested": body.get("reasoning"),
-        "instructions_head": _short(body.get("instructions") or "", 200),
-        # Codex names its thread (the session id of its rollout) in the request
-        "thread_id": (body.get("client_metadata") or {}).get("thread_id") or body.get("prompt_cache_key"),
-    }
-    if channel.startswith("side:"):
-        step_index, step = None, {"text": "Scripted test session"}
-    else:
-        step_index, step = srv.script.next_step(channel)
-    entry["step"] = step_index
-    if step.get("unscripted"):
-        entry["unscripted"] = True
+    # Codex names its thread (the session id of its rollout) in the request
+    thread_id = (body.get("client_metadata") or {}).get("thread_id") or body.get("prompt_cache_key")
+    entry = _ledger_entry("openai-responses", req, channel, body.get("model"), stream, user_texts,
+                          _responses_tool_outputs(body), [t["name"] for t in tools], thread_id,
+                          first_user_text=False, n_items=len(_responses_items(body)),
+                          reasoning_requested=body.get("reasoning"),
+                          instructions_head=_short(body.get("instructions") or "", 200))
+    step = _take_step(srv, entry, channel, lambda: "Scripted test session")
 
     if "error" in step:
-        err = step["error"]
-        status = int(err.get("status", 500))
-        payload = {"error": {"message": err.get("message", "scripted server error"),
-                             "type": err.get("type", "server_error"), "code": err.get("code")}}
-        entry["response"] = {"status": status, "error": payload["error"]}
-        srv.ledger.add(entry)
-        req.send_json(payload, status=status, headers={"x-request-id": _ids("req_", srv.run_id, "err", len(srv.ledger.entries))})
-        return
+        return _serve_error(srv, req, entry, step["error"], 500, "x-request-id", lambda err, status: {
+            "error": {"message": err.get("message", "scripted server error"),
+                      "type": err.get("type", "server_error"), "code": err.get("code")}})
 
-    k = srv.next_usage()
+    k, u = _next_usage(srv, step)
     reasoning = bool(step.get("thinking"))
-    u = usage_for(k, reasoning)
     resp_id = _ids("resp_", srv.run_id, k)
     model = body.get("model") or "gpt-5"
     items = []
@@ -622,7 +648,7 @@ def handle_openai_responses(srv: "ModelServer", req: "Handler") -> None:
                       "content": [{"type": "output_text", "text": step["text"], "annotations": []}]})
     calls = []
     for i, call in enumerate(step.get("tool_calls") or []):
-        call_id = "call_" + hashlib.sha256(f"{srv.run_id}/{k}/{i}".encode()).hexdigest()[:24]
+        call_id = _call_id("call_", srv, k, i)
         item = _responses_tool_call(call, tools, call_id, _ids("fc_", srv.run_id, k, i), body)
         items.append(item)
         rec = {"id": call_id, "type": item["type"], "name": item.get("name", "local_shell"),
@@ -749,11 +775,8 @@ def _chat_tool_results(body: dict) -> list[dict]:
 def classify_chat(srv: "ModelServer", body: dict) -> str:
     user_texts = _chat_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    if any(p.lower() in last.lower() for p in COMPACT_PATTERNS):
-        return "compact"
-    marker = srv.script.subagent_marker
-    if marker and any(marker in t for t in user_texts[:2]):
-        return "subagent"
+    if channel := _compact_or_subagent(srv, user_texts):
+        return channel
     if not _chat_tools(body):
         low = (_chat_system_text(body) + "\n" + last).lower()
         if any(p.lower() in low for p in COMPACT_PATTERNS):
@@ -801,46 +824,28 @@ def handle_chat_completions(srv: "ModelServer", req: "Handler") -> None:
     stream = bool(body.get("stream"))
     tools = _chat_tools(body)
     user_texts = _chat_user_texts(body)
-    entry = {
-        "api": "openai-chat-completions", "path": req.path_only, "method": req.command,
-        "channel": channel, "model": body.get("model"), "stream": stream,
-        "last_user_text": user_texts[-1] if user_texts else "",
-        "first_user_text": _short(user_texts[0]) if user_texts else "",
-        "tool_results": _chat_tool_results(body),
-        "tools_offered": tools, "n_messages": len(_chat_messages(body)),
-        "system_head": _short(_chat_system_text(body), 200),
-        "reasoning_requested": body.get("reasoning_effort") or body.get("reasoning"),
-        "max_tokens": body.get("max_tokens") or body.get("max_completion_tokens"),
-        "initiator": req.headers.get("x-initiator"),
-        "thread_id": None,  # the request does not name the session
-    }
-    if channel.startswith("side:"):
-        step_index, step = None, {"text": side_answer(channel, {})}
-    else:
-        step_index, step = srv.script.next_step(channel)
-    entry["step"] = step_index
-    if step.get("unscripted"):
-        entry["unscripted"] = True
+    # the request does not name the session: no thread_id
+    entry = _ledger_entry("openai-chat-completions", req, channel, body.get("model"), stream, user_texts,
+                          _chat_tool_results(body), tools, n_messages=len(_chat_messages(body)),
+                          system_head=_short(_chat_system_text(body), 200),
+                          reasoning_requested=body.get("reasoning_effort") or body.get("reasoning"),
+                          max_tokens=body.get("max_tokens") or body.get("max_completion_tokens"),
+                          initiator=req.headers.get("x-initiator"))
+    step = _take_step(srv, entry, channel, lambda: side_answer(channel, {}))
 
     if "error" in step:
-        err = step["error"]
-        status = int(err.get("status", 500))
-        payload = {"error": {"message": err.get("message", "scripted server error"),
-                             "type": err.get("type", "server_error"), "param": None, "code": err.get("code")}}
-        entry["response"] = {"status": status, "error": payload["error"]}
-        srv.ledger.add(entry)
-        req.send_json(payload, status=status, headers={"x-request-id": _ids("req_", srv.run_id, "err", len(srv.ledger.entries))})
-        return
+        return _serve_error(srv, req, entry, step["error"], 500, "x-request-id", lambda err, status: {
+            "error": {"message": err.get("message", "scripted server error"),
+                      "type": err.get("type", "server_error"), "param": None, "code": err.get("code")}})
 
-    k = srv.next_usage()
+    k, u = _next_usage(srv, step)
     reasoning = bool(step.get("thinking"))
-    u = usage_for(k, reasoning)
     resp_id = _ids("chatcmpl-", srv.run_id, k)
     model = body.get("model") or "gpt-4.1"
     calls = []
     for i, call in enumerate(step.get("tool_calls") or []):
         name, args = _chat_tool_call(call, tools, body)
-        cid = "call_" + hashlib.sha256(f"{srv.run_id}/{k}/{i}".encode()).hexdigest()[:24]
+        cid = _call_id("call_", srv, k, i)
         calls.append({"id": cid, "name": name, "input": args, "arguments": json.dumps(args), "abstract": call})
     finish = "tool_calls" if calls else "stop"
     usage = {"prompt_tokens": u["input_tokens"] + u["cache_read_input_tokens"],
@@ -984,11 +989,8 @@ def _fill_schema(s: dict, text: str):
 def classify_gemini(srv: "ModelServer", body: dict) -> str:
     user_texts = _gemini_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    if any(p.lower() in last.lower() for p in COMPACT_PATTERNS):
-        return "compact"
-    marker = srv.script.subagent_marker
-    if marker and any(marker in t for t in user_texts[:2]):
-        return "subagent"
+    if channel := _compact_or_subagent(srv, user_texts):
+        return channel
     if not _gemini_tools(body):
         gc = body.get("generationConfig") or {}
         if gc.get("responseJsonSchema") or gc.get("responseSchema") or gc.get("responseMimeType") == "application/json":
@@ -1030,40 +1032,27 @@ def handle_gemini_generate(srv: "ModelServer", req: "Handler") -> None:
     channel = classify_gemini(srv, body)
     user_texts = _gemini_user_texts(body)
     gc = body.get("generationConfig") or {}
-    entry = {
-        "api": "gemini-generate-content", "path": req.path_only, "method": req.command,
-        "channel": channel, "model": model, "stream": stream,
-        "last_user_text": user_texts[-1] if user_texts else "",
-        "first_user_text": _short(user_texts[0]) if user_texts else "",
-        "tool_results": _gemini_tool_results(body),
-        "tools_offered": _gemini_tools(body), "n_contents": len(_gemini_contents(body)),
-        "system_head": _short(_gemini_system_text(body), 200),
-        "thinking_requested": gc.get("thinkingConfig"),
-        "thread_id": None,  # the request does not name the session
-    }
-    if channel.startswith("side:"):
-        schema = gc.get("responseJsonSchema") or gc.get("responseSchema")
-        step_index, step = None, {"text": json.dumps(_schema_example(schema)) if channel == "side:json"
-                                  else "Scripted test session"}
-    else:
-        step_index, step = srv.script.next_step(channel)
-    entry["step"] = step_index
-    if step.get("unscripted"):
-        entry["unscripted"] = True
+    # the request does not name the session: no thread_id
+    entry = _ledger_entry("gemini-generate-content", req, channel, model, stream, user_texts,
+                          _gemini_tool_results(body), _gemini_tools(body),
+                          n_contents=len(_gemini_contents(body)),
+                          system_head=_short(_gemini_system_text(body), 200),
+                          thinking_requested=gc.get("thinkingConfig"))
+
+    def side_text():
+        if channel == "side:json":
+            return json.dumps(_schema_example(gc.get("responseJsonSchema") or gc.get("responseSchema")))
+        return "Scripted test session"
+
+    step = _take_step(srv, entry, channel, side_text)
 
     if "error" in step:
-        err = step["error"]
-        status = int(err.get("status", 503))
-        payload = {"error": {"code": status, "message": err.get("message", "The model is overloaded."),
-                             "status": err.get("type", "UNAVAILABLE")}}
-        entry["response"] = {"status": status, "error": payload["error"]}
-        srv.ledger.add(entry)
-        req.send_json(payload, status=status)
-        return
+        return _serve_error(srv, req, entry, step["error"], 503, None, lambda err, status: {
+            "error": {"code": status, "message": err.get("message", "The model is overloaded."),
+                      "status": err.get("type", "UNAVAILABLE")}})
 
-    k = srv.next_usage()
+    k, u = _next_usage(srv, step)
     reasoning = bool(step.get("thinking"))
-    u = usage_for(k, reasoning)
     resp_id = _ids("", srv.run_id, k)[:22]
     parts_chunks = []  # one list of parts per streamed chunk
     if reasoning:
@@ -1075,7 +1064,7 @@ def handle_gemini_generate(srv: "ModelServer", req: "Handler") -> None:
     for i, call in enumerate(step.get("tool_calls") or []):
         name, args = _gemini_function_call(call, body)
         # the API's optional call id (Gemini CLI logs it as "<name>__<id>")
-        cid = "fc_" + hashlib.sha256(f"{srv.run_id}/{k}/{i}".encode()).hexdigest()[:20]
+        cid = _call_id("fc_", srv, k, i, 20)
         part = {"functionCall": {"id": cid, "name": name, "args": args}}
         if i == 0:
             part["thoughtSignature"] = base64.b64encode(f"sig-{srv.run_id}-{k}".encode()).decode()
@@ -1195,30 +1184,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("content-length", "0")
         self.end_headers()
 
-    def send_json(self, obj, status=200, headers=None):
-        data = json.dumps(obj).encode()
+    def _send_body(self, data: bytes, status=200, headers=None, sse=False):
         self.send_response(status)
-        self.send_header("content-type", "application/json")
+        if sse:
+            self.send_header("content-type", "text/event-stream; charset=utf-8")
+            self.send_header("cache-control", "no-cache")
+        else:
+            self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
         self.wfile.write(data)
+        if sse:
+            self.wfile.flush()
+
+    def send_json(self, obj, status=200, headers=None):
+        self._send_body(json.dumps(obj).encode(), status, headers)
 
     def send_sse(self, events, headers=None):
         chunks = []
         for name, data in events:
             chunks.append(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-        data = b"".join(chunks)
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("content-length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+        self._send_body(b"".join(chunks), headers=headers, sse=True)
 
     def send_sse_data(self, objs, done: str | None = None, headers=None):
         """Server-sent events of ``data:`` lines only (Gemini, Chat Completions), optionally ending
@@ -1226,16 +1214,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         lines = [f"data: {json.dumps(o)}\n\n" for o in objs]
         if done:
             lines.append(f"data: {done}\n\n")
-        data = "".join(lines).encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("content-length", str(len(data)))
-        for k, v in (headers or {}).items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+        self._send_body("".join(lines).encode(), headers=headers, sse=True)
 
 
 class _TCPServer(socketserver.ThreadingMixIn, http.server.HTTPServer):
