@@ -42,7 +42,14 @@ fn event_ids_do_not_depend_on_the_folder() {
         let here = path.display().to_string();
         // A memory file belongs to its project, named by the folder two levels up
         // (`<project>/memory/<name>.md`): that much of the path moves with it.
-        let kept = if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "memory") { 3 } else { 1 };
+        // A file under a session's `subagents/` folder whose records name no session (a workflow
+        // journal) belongs to the session that folder names: from there the path moves with it.
+        let subagents = path.iter().rev().position(|c| c == "subagents");
+        let kept = if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "memory") {
+            3
+        } else {
+            subagents.map_or(1, |i| i + 2)
+        };
         let tail: Vec<_> = path.iter().rev().take(kept).collect();
         let tail: std::path::PathBuf = tail.into_iter().rev().collect();
         let elsewhere = format!("/some/other/place/{}", tail.display());

@@ -163,7 +163,13 @@ fn the_readers_tell_each_agents_files_apart() {
         assert!(files.iter().any(|(_, r)| r.name() == agent), "no {agent} file told");
     }
     let Some(other) = common::other_agents() else { return };
-    let listed = cargo_bin_cmd!("agentlog").args(["ls", "--json"]).arg(&other).output().unwrap();
+    // The agents agentlog reads; the folder holds samples of others too.
+    let listed = cargo_bin_cmd!("agentlog")
+        .args(["ls", "--json"])
+        .arg(other.join("copilot"))
+        .arg(other.join("gemini"))
+        .output()
+        .unwrap();
     assert_eq!(listed.status.code(), Some(0));
     let agents: Vec<String> = String::from_utf8(listed.stdout)
         .unwrap()
