@@ -4,7 +4,9 @@
 //! replace a message, rewrite them all, or rewind them (see the module above). Entries keep the
 //! order in which their message first appeared; a message's events come from its last version
 //! and sit at that version's line, and the lines of the versions it replaced are listed in its
-//! first event's `extra.merged_lines`. A session is held in memory until its file ends.
+//! first event's `extra.merged_lines`. A `user` record that sends tool results back makes no
+//! event when the calls' outputs come from a `gemini` message: its lines are listed on those
+//! outputs instead (see [`super::parts`]). A session is held in memory until its file ends.
 //!
 //! **Usage.** A `gemini` message's `tokens {input, output, cached, thoughts, tool, total}` comes
 //! from the API's usage metadata, where `input` (the prompt) includes `cached`, `thoughts` are
@@ -13,15 +15,14 @@
 //! non-overlapping counts: fresh input `input - cached + tool`, cache reads `cached`, output
 //! `output + thoughts` with `thoughts` as its reasoning part, total `total`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 use sha2::Digest;
 
-use crate::model::{
-    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, ToolCall, ToolOutput, Usage,
-};
+use super::parts::{self, add_merged_lines, content_text};
+use crate::model::{Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Usage};
 use crate::read::{Emitter, Line, LineMapper, file_stem, parse_time};
 
 /// A parsed line: where it is, and its record.
@@ -257,8 +258,9 @@ impl LineMapper<Parsed> for Mapper {
         let context = Context { cwd: self.cwd(), ..Context::default() };
         let mut slots: HashMap<u64, u32> = HashMap::new();
         let entries = std::mem::take(&mut self.entries);
-        let mut session = Session { mapper: self, context, slots: &mut slots };
-        for entry in entries {
+        let results = SentResults::of(&entries);
+        let mut session = Session { mapper: self, context, slots: &mut slots, results: &results };
+        for (index, entry) in entries.into_iter().enumerate() {
             match entry {
                 Entry::Meta { meta_type, data, at, record_type, time } => {
                     let mut event = session.event(at, record_type, meta(meta_type, &data));
@@ -266,21 +268,10 @@ impl LineMapper<Parsed> for Mapper {
                     session.emit(out, event)?;
                 }
                 Entry::Message { record, at, merged, rolled_back } => {
-                    let mut events = session.message(&record, at);
-                    if let Some(first) = events.first_mut()
-                        && !merged.is_empty()
-                    {
+                    let mut events = session.message(&record, at, index);
+                    if let Some(first) = events.first_mut() {
                         let kind = record.get("type").and_then(Value::as_str).unwrap_or("unknown");
-                        let lines: Vec<Value> = merged
-                            .iter()
-                            .map(|line| serde_json::json!({ "line": line, "record_type": kind }))
-                            .collect();
-                        let mut extra = match first.extra.as_ref().map(Json::to_value) {
-                            Some(Value::Object(extra)) => extra,
-                            _ => Map::new(),
-                        };
-                        extra.insert("merged_lines".into(), Value::Array(lines));
-                        first.extra = Some(Json::from_value_of_raw(&extra));
+                        add_merged_lines(first, &merged, kind);
                     }
                     for mut event in events {
                         event.rolled_back = rolled_back;
@@ -293,6 +284,52 @@ impl LineMapper<Parsed> for Mapper {
     }
 }
 
+/// Where the tool results that `user` records sent back go (see [`parts`]).
+#[derive(Default)]
+struct SentResults {
+    /// The lines of the records that sent back the result of a call, by the entry whose
+    /// `toolCalls` hold its output and the call's id.
+    lines: HashMap<(usize, String), Vec<u64>>,
+    /// The call ids each entry of such a record answers whose output another entry holds.
+    merged: HashMap<usize, HashSet<String>>,
+}
+
+impl SentResults {
+    /// Pairs each result sent back with the output of its call: that of the last `gemini`
+    /// message before the record whose `toolCalls` hold it, else of the first one after it.
+    fn of(entries: &[Entry]) -> Self {
+        let mut outputs: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, entry) in entries.iter().enumerate() {
+            let Entry::Message { record, .. } = entry else { continue };
+            if record.get("type").and_then(Value::as_str) != Some("gemini") {
+                continue;
+            }
+            for call in record.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(id) = call.get("id").and_then(Value::as_str)
+                    && parts::has_output(call)
+                {
+                    outputs.entry(id).or_default().push(i);
+                }
+            }
+        }
+        let mut results = SentResults::default();
+        for (j, entry) in entries.iter().enumerate() {
+            let Entry::Message { record, at, merged, .. } = entry else { continue };
+            for response in parts::tool_results(record).into_iter().flatten() {
+                let Some(id) = parts::response_id(response) else { continue };
+                let Some(holders) = outputs.get(id) else { continue };
+                let Some(&holder) = holders.iter().rev().find(|&&i| i < j).or(holders.first()) else { continue };
+                let lines = results.lines.entry((holder, id.to_owned())).or_default();
+                lines.extend(merged.iter().copied().chain([at.line]));
+                lines.sort_unstable();
+                lines.dedup();
+                results.merged.entry(j).or_default().insert(id.to_owned());
+            }
+        }
+        results
+    }
+}
+
 /// Mapping the entries of one session at the end of its file.
 struct Session<'a> {
     mapper: &'a Mapper,
@@ -300,6 +337,7 @@ struct Session<'a> {
     /// The next slot of each line, since one line (a document, a checkpoint) may hold many
     /// messages.
     slots: &'a mut HashMap<u64, u32>,
+    results: &'a SentResults,
 }
 
 impl Session<'_> {
@@ -320,8 +358,8 @@ impl Session<'_> {
         out.emit(event, this)
     }
 
-    /// The events of one message, in order.
-    fn message(&self, record: &Map<String, Value>, at: At) -> Vec<Event> {
+    /// The events of one message (entry `index`), in order.
+    fn message(&self, record: &Map<String, Value>, at: At, index: usize) -> Vec<Event> {
         let kind = record.get("type").and_then(Value::as_str).unwrap_or("unknown");
         let time = record.get("timestamp").and_then(Value::as_str).and_then(parse_time);
         let model = record.get("model").and_then(Value::as_str).map(str::to_owned);
@@ -334,13 +372,24 @@ impl Session<'_> {
         };
         let mut events = Vec::new();
         match kind {
-            "user" => {
-                let mut event = new(message(Role::User, &content_text(record.get("content"))));
-                if let Some(shown) = record.get("displayContent") {
-                    event.extra = Some(Json::from_value_of_raw(&serde_json::json!({ "display_content": shown })));
+            "user" => match parts::tool_results(record) {
+                // Tool results sent back: merged into their calls' outputs, or outputs alone.
+                Some(responses) => {
+                    let merged = self.results.merged.get(&index);
+                    for response in responses {
+                        if !parts::response_id(response).is_some_and(|id| merged.is_some_and(|m| m.contains(id))) {
+                            events.push(parts::sent_result(response, &new));
+                        }
+                    }
                 }
-                events.push(event);
-            }
+                None => {
+                    let (payload, injected, extra) = parts::user_message(record);
+                    let mut event = new(payload);
+                    event.injected = injected;
+                    event.extra = extra;
+                    events.push(event);
+                }
+            },
             "gemini" => {
                 for thought in record.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
                     let part = |key| thought.get(key).and_then(Value::as_str).unwrap_or_default();
@@ -364,7 +413,9 @@ impl Session<'_> {
                     events.push(new(message(Role::Assistant, &text)));
                 }
                 for call in record.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
-                    events.extend(tool(call, &new));
+                    let id = call.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    let merged = self.results.lines.get(&(index, id)).map_or(&[][..], Vec::as_slice);
+                    events.extend(parts::tool(call, &new, merged));
                 }
                 if let Some(tokens) = record.get("tokens").filter(|t| t.is_object()) {
                     let usage = usage(tokens, model.clone());
@@ -382,57 +433,6 @@ impl Session<'_> {
     }
 }
 
-/// A tool call and, once it ran, its output.
-fn tool(call: &Value, new: &dyn Fn(Payload) -> Event) -> Vec<Event> {
-    let call_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
-    let name = call.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
-    let time = call.get("timestamp").and_then(Value::as_str).and_then(parse_time);
-    let args = call.get("args");
-    let mut events = vec![new(Payload::ToolCall(ToolCall {
-        call_id: call_id.clone(),
-        name: name.clone(),
-        tool_kind: None,
-        input: args.filter(|a| a.is_object()).map(Json::from_value_of_raw),
-        input_text: args.and_then(Value::as_str).map(str::to_owned),
-    }))];
-    let status = call.get("status").and_then(Value::as_str);
-    let result = call.get("result").filter(|r| !r.is_null());
-    if result.is_some() || matches!(status, Some("success" | "error" | "cancelled")) {
-        let responses: Vec<&Value> = result
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|part| part.get("functionResponse")?.get("response"))
-            .collect();
-        let text: Vec<String> = responses
-            .iter()
-            .map(|r| match r.get("output").or_else(|| r.get("error")) {
-                Some(Value::String(s)) => s.clone(),
-                Some(other) => other.to_string(),
-                None => r.to_string(),
-            })
-            .collect();
-        let mut output = new(Payload::ToolOutput(ToolOutput {
-            call_id,
-            name: Some(name),
-            tool_kind: None,
-            text: text.join("\n"),
-            parts: Vec::new(),
-            is_error: status.map(|s| s != "success"),
-            exit_code: None,
-            failed: None,
-            duration_ms: None,
-            result: result.map(Json::from_value_of_raw),
-        }));
-        output.timestamp = time.or(output.timestamp);
-        if let Some(status) = status {
-            output.extra = Some(Json::from_value(&serde_json::json!({ "status": status })));
-        }
-        events.push(output);
-    }
-    events
-}
-
 /// Agentlog's counts of a message's `tokens` (see the module above).
 fn usage(tokens: &Value, model: Option<String>) -> Usage {
     let count = |key: &str| tokens.get(key).and_then(Value::as_u64);
@@ -447,16 +447,6 @@ fn usage(tokens: &Value, model: Option<String>) -> Usage {
         total_tokens: count("total"),
         model,
         ..Usage::default()
-    }
-}
-
-/// The text of a `PartListUnion`: a string, a part, or a list of parts.
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(text)) => text.clone(),
-        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join(""),
-        Some(Value::Object(part)) => part.get("text").and_then(Value::as_str).unwrap_or_default().to_owned(),
-        _ => String::new(),
     }
 }
 
