@@ -1,22 +1,25 @@
 //! Copilot CLI events → agentlog events.
 //!
-//! **Usage.** Copilot records two things: `outputTokens` on each `assistant.message` (one model
-//! response), and at `session.shutdown`, per model, the totals of the process's run
-//! (`modelMetrics[model].usage`: input, output, cache reads and writes, reasoning). Each message's
-//! output becomes a `usage` event; a shutdown adds, per model, one `usage` event for what the
-//! messages did not report: the input (`inputTokens` less the cache reads and writes it
-//! includes), the cache reads and writes, the reasoning, and the output beyond what that model's
-//! messages since the session started (or resumed) already counted. So the usage events of a
-//! run add up to its shutdown totals, nothing is counted twice, and a session without a shutdown
-//! (still running, or killed) reports the output its messages have. Premium requests and their
-//! cost stay in the shutdown's `system` event.
+//! **Usage.** Per response: a `session.usage_record` (1.0.102 and later), else the
+//! `outputTokens` of an `assistant.message`, else a compaction's model call; at
+//! `session.shutdown`, per model, whatever its totals hold beyond what was counted. Each
+//! response is counted once (see [`super::usage`]). Premium requests and their cost stay in the
+//! shutdown's `system` event.
+//!
+//! **Subagents.** An inline subagent's records carry a top-level `agentId` (1.0.74 and later; in
+//! 1.0.74 the id of the tool call that started it, in 1.0.102 an id of its own that
+//! `subagent.started` pairs with the call's id), or only `data.parentToolCallId` (1.0.20).
+//! Either way the events get `is_sidechain`, an `agent_id` and, as `parent_call_id`, the id of
+//! the tool call that started the subagent.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::output::{Assets, exit_code};
+use super::usage::{Counts, Ledger};
 use crate::model::{
-    Context, Event, Json, Message, Meta, MetaType, Payload, Reasoning, Role, ToolCall, ToolOutput, Usage,
+    Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, ToolCall, ToolOutput, Usage,
 };
 use crate::read::{Emitter, Line, LineMapper, file_name, file_stem, parse_time};
 
@@ -29,8 +32,12 @@ pub struct Mapper {
     context: Context,
     /// Tool names by call id, to name outputs.
     tools: HashMap<String, String>,
-    /// Output tokens the messages reported since the session started or resumed, by model.
-    counted: BTreeMap<String, u64>,
+    /// The id of the tool call that started each subagent, by the subagent's `agentId`.
+    spawned: HashMap<String, String>,
+    /// The usage counted so far.
+    ledger: Ledger,
+    /// Attached files, for the messages that name them.
+    assets: Assets,
 }
 
 impl Mapper {
@@ -43,7 +50,14 @@ impl Mapper {
         } else {
             file_stem(name).to_owned()
         };
-        Mapper { session_id, context: Context::default(), tools: HashMap::new(), counted: BTreeMap::new() }
+        Mapper {
+            session_id,
+            context: Context::default(),
+            tools: HashMap::new(),
+            spawned: HashMap::new(),
+            ledger: Ledger::default(),
+            assets: Assets::default(),
+        }
     }
 
     /// An event of the record: its times, ids, subagent and place.
@@ -53,10 +67,16 @@ impl Mapper {
         event.timestamp = text(r, "timestamp").and_then(parse_time);
         event.record_id = text(r, "id").map(str::to_owned);
         event.parent_record_id = text(r, "parentId").map(str::to_owned);
-        // An inline subagent's events carry the id of the tool call that started it.
+        // An inline subagent's events: linked to the tool call that started it.
+        let spawning_call = r.get("data").and_then(Value::as_object).and_then(|d| text(d, "parentToolCallId"));
         if let Some(agent) = text(r, "agentId") {
+            let call = spawning_call.or_else(|| self.spawned.get(agent).map(String::as_str)).unwrap_or(agent);
             event.agent_id = Some(agent.to_owned());
-            event.parent_call_id = Some(agent.to_owned());
+            event.parent_call_id = Some(call.to_owned());
+            event.is_sidechain = true;
+        } else if let Some(call) = spawning_call {
+            event.agent_id = Some(call.to_owned());
+            event.parent_call_id = Some(call.to_owned());
             event.is_sidechain = true;
         }
         event.context = self.context.clone();
@@ -89,7 +109,6 @@ impl Mapper {
         if let Some(model) = text(data, "selectedModel") {
             self.context.model = Some(model.to_owned());
         }
-        self.counted.clear();
     }
 
     fn assistant(
@@ -142,9 +161,11 @@ impl Mapper {
             out.emit(with_response(self.event(parsed, kind, payload)), slot)?;
             slot += 1;
         }
-        if let Some(output) = data.get("outputTokens").and_then(Value::as_u64) {
+        // The output of a response no `session.usage_record` counted.
+        if let Some(output) = data.get("outputTokens").and_then(Value::as_u64)
+            && self.ledger.count(self.context.model.as_deref(), text(data, "apiCallId"), Counts::output(output))
+        {
             let model = self.context.model.clone();
-            *self.counted.entry(model.clone().unwrap_or_default()).or_default() += output;
             let usage = Usage {
                 output_tokens: Some(output),
                 total_tokens: Some(output),
@@ -168,6 +189,7 @@ impl Mapper {
         let result = data.get("result").or_else(|| data.get("error"));
         let content = |key| result.and_then(|r| r.get(key)).and_then(Value::as_str);
         let text = content("content").or_else(|| content("message")).unwrap_or_default().to_owned();
+        let exit_code = exit_code(data, name.as_deref().map(super::family), &text);
         let mut event = self.event(
             parsed,
             kind,
@@ -178,7 +200,7 @@ impl Mapper {
                 text,
                 parts: Vec::new(),
                 is_error: data.get("success").and_then(Value::as_bool).map(|ok| !ok),
-                exit_code: None,
+                exit_code,
                 failed: None,
                 duration_ms: None,
                 result: result.map(Json::from_value_of_raw),
@@ -190,7 +212,91 @@ impl Mapper {
         event
     }
 
-    /// The shutdown's per-model usage that the messages did not report.
+    /// A `session.usage_record`: one response's usage, counted unless its `apiCallId` was (then,
+    /// as without a `usage` object, a `usage_snapshot`).
+    fn usage_record(
+        &mut self,
+        parsed: &Parsed,
+        kind: &str,
+        data: &Map<String, Value>,
+        out: &mut Emitter<'_>,
+    ) -> std::io::Result<()> {
+        let record = data.get("usage").unwrap_or(&Value::Null);
+        let (model, id) =
+            (record.get("model").and_then(Value::as_str), record.get("apiCallId").and_then(Value::as_str));
+        let counts = Counts::of_copilot(record);
+        let raw = Some(Json::from_value_of_raw(data));
+        let meta = if record.is_object() && self.ledger.count(model, id, counts) {
+            Meta {
+                meta_type: MetaType::Usage,
+                data: raw,
+                usage: Some(counts.usage(model.map(str::to_owned), id.map(str::to_owned))),
+            }
+        } else {
+            Meta { meta_type: MetaType::UsageSnapshot, data: raw, usage: None }
+        };
+        let mut event = self.event(parsed, kind, Payload::Meta(meta));
+        event.response_id = id.map(str::to_owned);
+        out.emit(event, 0)
+    }
+
+    /// A `model.*` record of a compaction's model call: `progress`, and for
+    /// `model.model_call_success` a `request` event and the call's `usage` (its `responseUsage`
+    /// in Chat Completions terms), unless its id was counted.
+    fn model_call(
+        &mut self,
+        parsed: &Parsed,
+        kind: &str,
+        data: &Map<String, Value>,
+        out: &mut Emitter<'_>,
+    ) -> std::io::Result<()> {
+        let call = data.get("modelCall");
+        let id = call.and_then(|c| c.get("api_id")).and_then(Value::as_str);
+        if let Some(id) = id {
+            self.ledger.compaction_call(id);
+        }
+        let success = kind == "model.model_call_success";
+        let meta_type = if success { MetaType::Request } else { MetaType::Progress };
+        let mut event = self.meta(parsed, kind, meta_type, Some(&Value::Object(data.clone())));
+        event.response_id = id.map(str::to_owned);
+        out.emit(event, 0)?;
+        let counts = data.get("responseUsage").and_then(Counts::of_chat_completions);
+        let (Some(id), Some(counts), true) = (id, counts, success) else { return Ok(()) };
+        let model = call.and_then(|c| c.get("model")).and_then(Value::as_str).or(self.context.model.as_deref());
+        let model = model.map(str::to_owned);
+        if !self.ledger.count_compaction(model.as_deref(), id, counts) {
+            return Ok(());
+        }
+        let usage = counts.usage(model, Some(id.to_owned()));
+        let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
+        let mut event = self.event(parsed, kind, payload);
+        event.response_id = Some(id.to_owned());
+        out.emit(event, 1)
+    }
+
+    /// `session.compaction_complete`: the `compactionTokensUsed` its model calls did not count.
+    fn compaction_complete(
+        &mut self,
+        parsed: &Parsed,
+        kind: &str,
+        data: &Map<String, Value>,
+        out: &mut Emitter<'_>,
+    ) -> std::io::Result<()> {
+        let used = data.get("compactionTokensUsed");
+        let (rest, id) = self.ledger.compaction_complete(used);
+        if rest.is_zero() {
+            return Ok(());
+        }
+        let model = used.and_then(|u| u.get("model")).and_then(Value::as_str).or(self.context.model.as_deref());
+        let usage = rest.usage(model.map(str::to_owned), id.clone());
+        let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
+        let mut event = self.event(parsed, kind, payload);
+        event.response_id = id;
+        event.extra = Some(Json::from_value(&serde_json::json!({ "compaction_remainder": true })));
+        out.emit(event, 1)
+    }
+
+    /// The shutdown's per-model usage beyond what was counted.
     fn shutdown(
         &mut self,
         parsed: &Parsed,
@@ -199,35 +305,19 @@ impl Mapper {
         out: &mut Emitter<'_>,
     ) -> std::io::Result<()> {
         let mut slot = 1;
-        for (model, metrics) in data.get("modelMetrics").and_then(Value::as_object).into_iter().flatten() {
-            let count = |key: &str| metrics.get("usage").and_then(|u| u.get(key)).and_then(Value::as_u64).unwrap_or(0);
-            let (input, reads, writes) = (count("inputTokens"), count("cacheReadTokens"), count("cacheWriteTokens"));
-            let counted = self.counted.get(model).copied().unwrap_or(0);
-            let output = count("outputTokens").saturating_sub(counted);
-            let fresh = input.saturating_sub(reads).saturating_sub(writes);
-            let reasoning = count("reasoningTokens");
-            if fresh + reads + writes + output + reasoning == 0 {
+        for remainder in self.ledger.shutdown(data) {
+            if remainder.counts.is_zero() {
                 continue;
             }
-            let usage = Usage {
-                input_tokens: Some(fresh),
-                cache_read_tokens: Some(reads),
-                cache_write_tokens: Some(writes),
-                output_tokens: Some(output),
-                reasoning_tokens: Some(reasoning),
-                total_tokens: Some(input.max(fresh + reads + writes) + output),
-                model: Some(model.clone()),
-                ..Usage::default()
-            };
+            let usage = remainder.counts.usage(Some(remainder.model), None);
             let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
             let mut event = self.event(parsed, kind, payload);
             event.extra = Some(Json::from_value(&serde_json::json!({
-                "shutdown_remainder": true, "output_tokens_of_messages": counted,
+                "shutdown_remainder": true, "output_tokens_of_messages": remainder.output_counted,
             })));
             out.emit(event, slot)?;
             slot += 1;
         }
-        self.counted.clear();
         Ok(())
     }
 }
@@ -249,7 +339,18 @@ impl LineMapper<Parsed> for Mapper {
         match kind.as_str() {
             "session.start" | "session.resume" => {
                 self.start(data);
+                if kind == "session.start" {
+                    self.ledger.start();
+                } else {
+                    self.ledger.resume();
+                }
                 out.emit(meta(self, MetaType::SessionStart), 0)
+            }
+            "session.usage_record" => self.usage_record(&parsed, &kind, data, out),
+            // An attached file's bytes, for the message that names it (kept here too).
+            "session.binary_asset" => {
+                self.assets.keep(data);
+                out.emit(meta(self, MetaType::Attachment), 0)
             }
             "session.model_change" => {
                 if let Some(model) = text(data, "newModel") {
@@ -259,7 +360,16 @@ impl LineMapper<Parsed> for Mapper {
             }
             "session.mode_changed" | "session.permissions_changed" => out.emit(meta(self, MetaType::TurnContext), 0),
             "session.usage_checkpoint" => out.emit(meta(self, MetaType::UsageSnapshot), 0),
-            "session.compaction_start" | "session.compaction_complete" => out.emit(meta(self, MetaType::Compaction), 0),
+            "session.compaction_start" => {
+                self.ledger.compaction_start();
+                out.emit(meta(self, MetaType::Compaction), 0)
+            }
+            "session.compaction_complete" => {
+                out.emit(meta(self, MetaType::Compaction), 0)?;
+                self.compaction_complete(&parsed, &kind, data, out)
+            }
+            // The records of a `/compact` summarisation's model call.
+            _ if kind.starts_with("model.") => self.model_call(&parsed, &kind, data, out),
             "session.shutdown" => {
                 out.emit(meta(self, MetaType::System), 0)?;
                 self.shutdown(&parsed, &kind, data, out)
@@ -267,6 +377,8 @@ impl LineMapper<Parsed> for Mapper {
             "abort" | "session.abort" => out.emit(meta(self, MetaType::Interrupt), 0),
             "assistant.turn_start" => out.emit(meta(self, MetaType::TurnStart), 0),
             "assistant.turn_end" => out.emit(meta(self, MetaType::TurnEnd), 0),
+            "subagent.configured" => out.emit(meta(self, MetaType::TurnContext), 0),
+            "system.notification" => out.emit(meta(self, MetaType::TaskNotification), 0),
             "subagent.started"
             | "subagent.completed"
             | "subagent.failed"
@@ -275,12 +387,32 @@ impl LineMapper<Parsed> for Mapper {
                 if let (Some(id), Some(name)) = (text(data, "toolCallId"), text(data, "toolName")) {
                     self.tools.entry(id.to_owned()).or_insert_with(|| name.to_owned());
                 }
+                if let (Some(agent), Some(call)) = (text(&parsed.1, "agentId"), text(data, "toolCallId"))
+                    && kind.starts_with("subagent.")
+                {
+                    self.spawned.entry(agent.to_owned()).or_insert_with(|| call.to_owned());
+                }
                 out.emit(meta(self, MetaType::Progress), 0)
             }
-            "tool.execution_complete" => out.emit(self.output(&parsed, &kind, data), 0),
+            "tool.execution_complete" => {
+                // A session that names no model (1.0.20 and older before `session.model_change`)
+                // learns it from the main thread's tool results.
+                let subagent = parsed.1.contains_key("agentId") || data.contains_key("parentToolCallId");
+                if self.context.model.is_none()
+                    && !subagent
+                    && let Some(model) = text(data, "model")
+                {
+                    self.context.model = Some(model.to_owned());
+                }
+                out.emit(self.output(&parsed, &kind, data), 0)
+            }
             "user.message" | "system.message" => {
                 let role = if kind == "user.message" { Role::User } else { Role::System };
-                let mut event = self.event(&parsed, &kind, message(role, text(data, "content").unwrap_or_default()));
+                let mut payload = message(role, text(data, "content").unwrap_or_default());
+                if let Payload::Message(m) = &mut payload {
+                    m.parts.extend(self.assets.parts(data.get("attachments")));
+                }
+                let mut event = self.event(&parsed, &kind, payload);
                 event.injected = role == Role::System;
                 let mut rest = data.clone();
                 rest.remove("content");
@@ -307,6 +439,6 @@ fn text<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 }
 
 fn message(role: Role, text: &str) -> Payload {
-    let parts = if text.is_empty() { Vec::new() } else { vec![crate::model::Part::Text { text: text.to_owned() }] };
+    let parts = if text.is_empty() { Vec::new() } else { vec![Part::Text { text: text.to_owned() }] };
     Payload::Message(Message { role, text: text.to_owned(), parts, phase: None, prompt_history: None })
 }

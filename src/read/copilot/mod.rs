@@ -1,13 +1,17 @@
 //! Reader for GitHub Copilot CLI sessions (`~/.copilot/session-state/<id>/events.jsonl`, and
 //! the older flat `~/.copilot/session-state/<id>.jsonl`).
 //!
-//! Every line is an event `{type, data, id, timestamp, parentId}`, with `agentId` on the events
-//! of an inline subagent (the id of the tool call that started it). Messages, reasoning, tool
-//! requests and executions become their events; hooks, permissions, model, mode and permission
-//! changes, turns and subagent notices become meta events; types this reader does not know are
-//! kept whole as `unknown`. Usage: see [`map`].
+//! Every line is an event `{type, data, id, timestamp, parentId}`, with a top-level `agentId`
+//! (1.0.74 and later) or only `data.parentToolCallId` (1.0.20) on the events of an inline
+//! subagent. Messages, reasoning, tool requests and executions become their events (an
+//! attachment's `session.binary_asset` an image part of its message, a shell command's exit code
+//! its output's); hooks, permissions, model, mode and permission changes, turns, subagent
+//! notices, notifications and a compaction's `model.*` records become meta events; types this
+//! reader does not know are kept whole as `unknown`. Usage: see the `usage` module.
 
 mod map;
+mod output;
+mod usage;
 
 use std::io;
 
