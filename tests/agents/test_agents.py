@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 import harness  # noqa: E402
 
 PREPARED = os.environ.get("AGENTLOG_AGENTS_OUT")
-# AGENTLOG_AGENTS=claude,codex runs only those agents (CI runs these two).
+# AGENTLOG_AGENTS=claude,codex runs only those agents.
 ONLY = [a for a in os.environ.get("AGENTLOG_AGENTS", "").split(",") if a]
 IN_CI = os.environ.get("CI") == "true"
 
