@@ -151,6 +151,7 @@ row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog con
 for t in 1 2; do
   cores=$([ $t = 1 ] && echo 0 || echo 0,1)
   row "agentlog usage --by day --json" $t "$SIZE" taskset -c $cores ./target/release/agentlog usage -q "$CORPUS" -j $t --by day --tz UTC --json
+  row "agentlog drift --json" $t "$SIZE" taskset -c $cores ./target/release/agentlog drift -q "$CORPUS" -j $t --json
   row "ccusage daily --json (Claude Code and Codex)" $t "$SIZE" env HOME="$PWD/target/bench/empty-home" \
     CLAUDE_CONFIG_DIR="$PWD/$CORPUS/claude" CODEX_HOME="$PWD/$CORPUS/codex" taskset -c $cores "$CCUSAGE" daily --json --offline -z UTC
 done
