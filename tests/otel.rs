@@ -76,7 +76,9 @@ fn every_request_of_both_corpora_parses_with_the_official_protobuf_definitions()
     let own = |e: &&Value| e["copied"] == false;
     let responses = events.iter().filter(own).filter(|e| e["payload"]["meta_type"] == "usage").count();
     let calls = events.iter().filter(own).filter(|e| e["kind"] == "tool_call").count();
-    assert!(responses > 1000 && calls > 1000, "{responses} responses, {calls} calls");
+    // The own corpus holds 144 responses and 60 calls by itself.
+    let (least_responses, least_calls) = (common::at_least(1000, 100), common::at_least(1000, 40));
+    assert!(responses > least_responses && calls > least_calls, "{responses} responses, {calls} calls");
     assert!(stdout.contains(&format!(" {responses} chat, {calls} execute_tool,")), "{stdout}");
 }
 
