@@ -19,15 +19,7 @@ fn read(rel: &str) -> (Vec<Event>, agentlog::read::ReadReport) {
     common::read_file(&Claude, &path, &path.display().to_string())
 }
 
-fn usages(events: &[Event]) -> Vec<(&Event, &Usage)> {
-    events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::Meta(m) if m.meta_type == MetaType::Usage => Some((e, m.usage.as_ref().unwrap())),
-            _ => None,
-        })
-        .collect()
-}
+use common::usages;
 
 use common::meta_type;
 

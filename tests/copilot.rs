@@ -36,15 +36,7 @@ fn records(path: &Path) -> Vec<Value> {
     common::text(path).lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
-fn usages(events: &[Event]) -> Vec<(&Event, &Usage)> {
-    events
-        .iter()
-        .filter_map(|e| match &e.payload {
-            Payload::Meta(m) if m.meta_type == MetaType::Usage => Some((e, m.usage.as_ref().unwrap())),
-            _ => None,
-        })
-        .collect()
-}
+use common::usages;
 
 fn n(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)

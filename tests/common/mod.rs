@@ -99,6 +99,19 @@ pub fn first_record(path: &Path, record_type: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("{} has a {record_type} record", path.display()))
 }
 
+/// Each `usage` event with its usage.
+pub fn usages(events: &[Event]) -> Vec<(&Event, &agentlog::model::Usage)> {
+    events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            agentlog::model::Payload::Meta(m) if m.meta_type == agentlog::model::MetaType::Usage => {
+                Some((e, m.usage.as_ref().unwrap()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The type of a meta event; `None` for other events.
 pub fn meta_type(e: &Event) -> Option<agentlog::model::MetaType> {
     match &e.payload {

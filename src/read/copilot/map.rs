@@ -268,10 +268,16 @@ impl Mapper {
             return Ok(());
         }
         let usage = counts.usage(model, Some(id.to_owned()));
+        out.emit(self.usage_event(parsed, kind, usage), 1)
+    }
+
+    /// A `usage` event of one response, named by the usage's response id.
+    fn usage_event(&self, parsed: &Parsed, kind: &str, usage: Usage) -> Event {
+        let id = usage.response_id.clone();
         let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
         let mut event = self.event(parsed, kind, payload);
-        event.response_id = Some(id.to_owned());
-        out.emit(event, 1)
+        event.response_id = id;
+        event
     }
 
     /// `session.compaction_complete`: the `compactionTokensUsed` its model calls did not count.
@@ -288,10 +294,8 @@ impl Mapper {
             return Ok(());
         }
         let model = used.and_then(|u| u.get("model")).and_then(Value::as_str).or(self.context.model.as_deref());
-        let usage = rest.usage(model.map(str::to_owned), id.clone());
-        let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
-        let mut event = self.event(parsed, kind, payload);
-        event.response_id = id;
+        let usage = rest.usage(model.map(str::to_owned), id);
+        let mut event = self.usage_event(parsed, kind, usage);
         event.extra = Some(Json::from_value(&serde_json::json!({ "compaction_remainder": true })));
         out.emit(event, 1)
     }
