@@ -12,6 +12,7 @@
 //! and, once per response, a `usage` event. Records, subtypes and blocks this reader does not
 //! know are kept whole as `meta` events of type `unknown`.
 
+mod blocks;
 mod classify;
 mod map;
 mod parse;

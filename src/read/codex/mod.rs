@@ -6,12 +6,14 @@
 //! meta event, messages become message events, and records this reader does not map are kept
 //! whole as `meta` events of type `unknown`.
 
+mod items;
 mod map;
 mod output;
 mod parse;
 mod paths;
 mod raw;
 mod side;
+mod text;
 mod tokens;
 
 use std::io::{self, BufRead, Read};

@@ -29,7 +29,7 @@ pub fn parse(raw: &RawValue) -> serde_json::Result<Output> {
                         texts.push(text.clone().into_owned());
                         parts.push(Part::Text { text: text.into_owned() });
                     }
-                    (_, None, Some(url)) => parts.push(super::parse::image_part(&url)),
+                    (_, None, Some(url)) => parts.push(super::text::image_part(&url)),
                     _ => {}
                 }
             }

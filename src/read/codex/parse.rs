@@ -9,29 +9,11 @@ use super::output;
 use super::raw::{
     self, CompletedItem, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TurnContext, UsageRecord,
 };
+use super::text::{image_part, is_image_wrapper, is_injected_text};
 use crate::model::{
     Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
 };
 use crate::read::{Apart, Line, LineParser, Nested, Object, Problem, parse_time};
-
-/// Text prefixes of context Codex injects into the conversation (`codex-format.md` §4.1).
-pub(super) const INJECTED_PREFIXES: [&str; 15] = [
-    "<user_instructions>",
-    "# AGENTS.md instructions for ",
-    "<environment_context>",
-    "<skill>",
-    "<user_shell_command>",
-    "<turn_aborted>",
-    "<subagent_notification>",
-    "<permissions instructions>",
-    "<model_switch>",
-    "<collaboration_mode>",
-    "<realtime_conversation>",
-    "<personality_spec>",
-    "<apps_instructions>",
-    "<skills_instructions>",
-    "<plugins_instructions>",
-];
 
 /// Parses the lines of one rollout file. What a line holds does not depend on the lines before
 /// it; the session, context and pairing it gets from them are settled by the [`Mapper`].
@@ -467,67 +449,6 @@ impl Parser {
     }
 }
 
-impl Parser {
-    /// An `item_completed` whose item is the twin of a `response_item`, read as the older
-    /// event of the same role: a typed prompt's `UserMessage` follows its item and tells it
-    /// typed, an `AgentMessage` or `Reasoning` precedes the item it copies, and a
-    /// `CommandExecution` precedes its output with the exit code and duration. `None` for
-    /// other items, which stay `system` events.
-    fn completed_item(
-        &self,
-        line: Line<'_>,
-        ts: Option<&str>,
-        record_type: &str,
-        object: &Object<'_>,
-        item: CompletedItem<'_>,
-        facts: &mut Facts,
-    ) -> Option<Step> {
-        let text = || item.content.iter().filter_map(|part| part.text.as_deref()).collect::<Vec<_>>().concat();
-        let item_fields = || {
-            let item = object.raw("item").and_then(|raw| Object::from_raw(raw).ok());
-            item.and_then(|item| item.leftovers(&["type", "content", "summary_text"], None))
-        };
-        let extra = || object.leftovers(&["type"], Some(("item", item_fields())));
-        match item.item_type.as_ref() {
-            "UserMessage" => {
-                let text = text();
-                let injected = is_injected_text(&text);
-                let message = Message::from_parts(Role::User, vec![Part::Text { text }]);
-                let mut event = self.event(line, ts, record_type, Payload::Message(message));
-                event.injected = injected;
-                event.extra = extra();
-                Some(Step::UserMessage(event))
-            }
-            "AgentMessage" => {
-                let message = Message::from_parts(Role::Assistant, vec![Part::Text { text: text() }]);
-                let mut event = self.event(line, ts, record_type, Payload::Message(message));
-                event.extra = extra();
-                Some(Step::AgentMessage(event))
-            }
-            "Reasoning" => {
-                let reasoning = Reasoning {
-                    text: item.summary_text.join("\n\n"),
-                    raw_text: None,
-                    encrypted: false,
-                    omitted: false,
-                    signature: None,
-                };
-                let mut event = self.event(line, ts, record_type, Payload::Reasoning(reasoning));
-                event.extra = extra();
-                Some(Step::ReasoningEvent(event))
-            }
-            "CommandExecution" => {
-                let call_id = item.id?;
-                let duration_ms = item.duration.map(|d| d.secs * 1000 + d.nanos / 1_000_000);
-                let end = End { exit_code: item.exit_code, duration_ms, is_error: None };
-                facts.end = Some((call_id.into_owned(), end));
-                None
-            }
-            _ => None,
-        }
-    }
-}
-
 impl LineParser for Parser {
     type Parsed = Parsed;
 
@@ -630,26 +551,6 @@ pub(super) fn message_item(item: &Item<'_>) -> Option<(Message, bool)> {
     let injected =
         matches!(role, Role::Developer | Role::System) || (role == Role::User && is_injected_text(&message.text));
     Some((message, injected))
-}
-
-pub(super) fn is_injected_text(text: &str) -> bool {
-    let t = text.trim_start();
-    INJECTED_PREFIXES.iter().any(|p| t.starts_with(p))
-}
-
-pub(super) fn is_image_wrapper(text: &str) -> bool {
-    let t = text.trim();
-    t == "<image>" || t == "</image>" || (t.starts_with("<image name=") && t.ends_with('>'))
-}
-
-/// An image part from a URL; `data:` URLs are split into media type and base64 data.
-pub fn image_part(url: &str) -> Part {
-    if let Some(rest) = url.strip_prefix("data:")
-        && let Some((media_type, data)) = rest.split_once(";base64,")
-    {
-        return Part::Image { media_type: Some(media_type.to_owned()), data: Some(data.to_owned()), url: None };
-    }
-    Part::Image { media_type: None, data: None, url: Some(url.to_owned()) }
 }
 
 /// `function_call.arguments`: a string holding JSON (parsed), or text that is not JSON (kept).
