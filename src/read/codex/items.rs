@@ -19,15 +19,15 @@ impl Parser {
         ts: Option<&str>,
         record_type: &str,
         object: &Object<'_>,
-        item: CompletedItem<'_>,
+        fields: &Object<'_>,
         facts: &mut Facts,
     ) -> Option<Step> {
+        // The item is read once: as fields, for its leftovers, and typed from them.
+        let item: CompletedItem<'_> = fields.get().ok()?;
         let text = || item.content.iter().filter_map(|part| part.text.as_deref()).collect::<Vec<_>>().concat();
-        let item_fields = || {
-            let item = object.raw("item").and_then(|raw| Object::from_raw(raw).ok());
-            item.and_then(|item| item.leftovers(&["type", "content", "summary_text"], None))
+        let extra = || {
+            object.leftovers(&["type"], Some(("item", fields.leftovers(&["type", "content", "summary_text"], None))))
         };
-        let extra = || object.leftovers(&["type"], Some(("item", item_fields())));
         match item.item_type.as_ref() {
             "UserMessage" => {
                 let text = text();

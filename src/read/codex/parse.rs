@@ -6,9 +6,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::output;
-use super::raw::{
-    self, CompletedItem, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TurnContext, UsageRecord,
-};
+use super::raw::{self, ContentItem, EventMsg, Item, McpResult, SessionMeta, TokenInfo, TurnContext, UsageRecord};
 use super::text::{image_part, is_image_wrapper, is_injected_text};
 use crate::model::{
     Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Source, ToolCall, ToolOutput,
@@ -379,9 +377,9 @@ impl Parser {
                 return Ok(Step::ReasoningEvent(self.event(line, ts, &record_type, Payload::Reasoning(reasoning))));
             }
             "item_completed" => {
-                let item = object.raw("item").and_then(|raw| serde_json::from_str::<CompletedItem<'_>>(raw.get()).ok());
-                if let Some(step) =
-                    item.and_then(|item| self.completed_item(line, ts, &record_type, object, item, facts))
+                let item = object.raw("item").and_then(|raw| Object::from_raw(raw).ok());
+                if let Some(item) = &item
+                    && let Some(step) = self.completed_item(line, ts, &record_type, object, item, facts)
                 {
                     return Ok(step);
                 }
