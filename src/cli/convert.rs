@@ -290,16 +290,19 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
         let saved = groups
             .iter()
             .flat_map(|g| &g.items)
-            .filter_map(|i| match &i.spec {
-                // Only regular files can be read again to tell whether they changed.
-                InputSpec::File(path) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
-                    Some((path, i.reader.name()))
+            .try_for_each(|i| {
+                let mut sessions = || input_sessions.as_mut().and_then(|s| s.remove(i.spec.name())).unwrap_or_default();
+                match &i.spec {
+                    // Only regular files can be read again to tell whether they changed.
+                    InputSpec::File(path) if std::fs::metadata(path).is_ok_and(|m| m.is_file()) => {
+                        manifest.record(path, i.reader.name(), sessions())
+                    }
+                    InputSpec::Stored(stored) => {
+                        manifest.record_stored(stored, i.reader.name(), sessions());
+                        Ok(())
+                    }
+                    _ => Ok(()),
                 }
-                _ => None,
-            })
-            .try_for_each(|(path, reader)| {
-                let sessions = input_sessions.as_mut().and_then(|s| s.remove(path.as_str())).unwrap_or_default();
-                manifest.record(path, reader, sessions)
             })
             .and_then(|()| manifest.save(dir));
         if let Err(e) = saved {

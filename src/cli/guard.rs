@@ -39,13 +39,7 @@ pub enum Refusal {
 impl Inputs {
     /// The inputs of a run, from the arguments as given and the files they expanded to.
     pub fn new(args: &[String], expanded: &[InputSpec]) -> Self {
-        let files = expanded
-            .iter()
-            .filter_map(|i| match i {
-                InputSpec::File(path) => id(Path::new(path)),
-                InputSpec::Stdin => None,
-            })
-            .collect();
+        let files = expanded.iter().filter_map(|i| id(Path::new(i.file()?))).collect();
         let mut dirs = Vec::new();
         let mut patterns = Vec::new();
         for arg in args {
@@ -85,10 +79,10 @@ impl Inputs {
         if directory && let Some(out) = id(output) {
             let mut seen = HashSet::new();
             for input in expanded {
-                let InputSpec::File(path) = input else { continue };
+                let Some(path) = input.file() else { continue };
                 let parent = Path::new(path).parent().unwrap_or(Path::new("."));
                 if seen.insert(parent.to_owned()) && existing_ancestors(parent).iter().any(|a| id(a) == Some(out)) {
-                    return Err(Refusal::Covers(path.clone()));
+                    return Err(Refusal::Covers(path.to_owned()));
                 }
             }
         }

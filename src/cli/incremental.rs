@@ -13,6 +13,7 @@ use crate::model::SCHEMA_VERSION;
 use serde::{Deserialize, Serialize};
 
 use crate::pipeline::InputSpec;
+use crate::read::store::Stored;
 
 /// The manifest's file name inside the output directory.
 const FILE: &str = ".agentlog-manifest.json";
@@ -43,6 +44,11 @@ pub struct Entry {
     /// rewritten from every input that holds it.
     #[serde(default)]
     pub sessions: Vec<[String; 2]>,
+    /// For a session of a database (`<database>#<session id>`), its fingerprint: the latest
+    /// update time and row counts its reader lists. Size, time and hash are then the database's
+    /// and not compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
 }
 
 impl Manifest {
@@ -65,6 +71,10 @@ impl Manifest {
     /// The reader that read `input` last time, if it has not changed since (same size and
     /// modification time); nothing is read to tell.
     pub fn unchanged(&self, input: &InputSpec) -> Option<&str> {
+        if let InputSpec::Stored(stored) = input {
+            let entry = self.files.get(&stored.name)?;
+            return (entry.fingerprint.as_ref() == Some(&stored.fingerprint)).then_some(entry.reader.as_str());
+        }
         let InputSpec::File(path) = input else { return None };
         let entry = self.files.get(path)?;
         let (size, modified_ns) = stat(Path::new(path)).ok()?;
@@ -88,15 +98,30 @@ impl Manifest {
             }
             hasher.update(&buf[..n]);
         }
-        let entry = Entry { size, modified_ns, sha1: hex(&hasher.finalize()), reader: reader.to_owned(), sessions };
+        let sha1 = hex(&hasher.finalize());
+        let entry = Entry { size, modified_ns, sha1, reader: reader.to_owned(), sessions, fingerprint: None };
         self.files.insert(path.to_owned(), entry);
         Ok(())
+    }
+
+    /// Records a session of a database as converted now, by its fingerprint.
+    pub fn record_stored(&mut self, stored: &Stored, reader: &str, sessions: Vec<[String; 2]>) {
+        let entry = Entry {
+            size: stored.size,
+            modified_ns: 0,
+            sha1: String::new(),
+            reader: reader.to_owned(),
+            sessions,
+            fingerprint: Some(stored.fingerprint.clone()),
+        };
+        self.files.insert(stored.name.clone(), entry);
     }
 
     /// The sessions `input` held when it was last converted.
     pub fn sessions(&self, input: &InputSpec) -> &[[String; 2]] {
         match input {
             InputSpec::File(path) => self.files.get(path).map_or(&[], |e| e.sessions.as_slice()),
+            InputSpec::Stored(stored) => self.files.get(&stored.name).map_or(&[], |e| e.sessions.as_slice()),
             InputSpec::Stdin => &[],
         }
     }

@@ -119,6 +119,15 @@ pub enum Agent {
     /// GitHub Copilot CLI.
     #[serde(rename = "copilot-cli")]
     CopilotCli,
+    /// OpenCode (sst/opencode, anomalyco/opencode).
+    #[serde(rename = "opencode")]
+    OpenCode,
+    /// Kilo CLI, Kilo Code's fork of OpenCode.
+    #[serde(rename = "kilo")]
+    Kilo,
+    /// Charm's Crush.
+    #[serde(rename = "crush")]
+    Crush,
 }
 
 impl Agent {
@@ -129,12 +138,24 @@ impl Agent {
             Agent::Codex => "codex",
             Agent::GeminiCli => "gemini-cli",
             Agent::CopilotCli => "copilot-cli",
+            Agent::OpenCode => "opencode",
+            Agent::Kilo => "kilo",
+            Agent::Crush => "crush",
         }
     }
 
     /// The agent of a name used in output; `None` for another name.
     pub fn from_name(name: &str) -> Option<Agent> {
-        [Agent::ClaudeCode, Agent::Codex, Agent::GeminiCli, Agent::CopilotCli].into_iter().find(|a| a.as_str() == name)
+        const ALL: [Agent; 7] = [
+            Agent::ClaudeCode,
+            Agent::Codex,
+            Agent::GeminiCli,
+            Agent::CopilotCli,
+            Agent::OpenCode,
+            Agent::Kilo,
+            Agent::Crush,
+        ];
+        ALL.into_iter().find(|a| a.as_str() == name)
     }
 }
 

@@ -148,11 +148,18 @@ pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
             Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
         }
         InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
+        InputSpec::Stored(stored) => {
+            let message = format!("{}: a session in a database is read by its reader, not as bytes", stored.name);
+            return Err(io::Error::new(io::ErrorKind::Unsupported, message));
+        }
     })
 }
 
 /// What an input holds, as its reader tells from its name and first bytes.
 pub fn file_kind(item: &Item) -> read::FileKind {
+    if let InputSpec::Stored(_) = &item.spec {
+        return read::FileKind::Session;
+    }
     // Side files are told by their name and first line's keys, which come early.
     let mut head = Vec::new();
     let _ = match &item.spec {
@@ -168,6 +175,14 @@ pub fn file_kind(item: &Item) -> read::FileKind {
 /// file's stem when they do not say), the agent version, the agent (the reader's, else as the
 /// records name it) and what the file holds.
 pub fn peek(item: &Item) -> read::Peek {
+    if let InputSpec::Stored(stored) = &item.spec {
+        return read::Peek {
+            session: Some(stored.session.clone()),
+            version: stored.version.clone(),
+            agent: item.reader.agent().map(|a| a.as_str().to_owned()),
+            kind: read::FileKind::Session,
+        };
+    }
     let mut found = read::Peek { session: item.reader.session_of(item.spec.name()), ..read::Peek::default() };
     let mut add = |record: &serde_json::Value| {
         let peek = item.reader.peek(record);

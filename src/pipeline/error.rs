@@ -50,6 +50,20 @@ pub enum InputError {
         help: String,
     },
 
+    /// A database (or one session in it) that cannot be read: locked, damaged, or of a schema
+    /// the reader does not know.
+    #[error("{source}")]
+    #[diagnostic(
+        code(agentlog::input::database),
+        help("agentlog opens databases read-only and waits for a writer; the other inputs were converted")
+    )]
+    Database {
+        /// The input as given (`<database>#<session id>` for one session).
+        path: String,
+        /// What SQLite said, with the file and table.
+        source: Box<crate::read::store::StoreError>,
+    },
+
     /// A bug met while reading one input; the other inputs are still read.
     #[error("internal error while reading {path}, this is a bug: {message}")]
     #[diagnostic(
@@ -71,6 +85,7 @@ impl InputError {
             InputError::NotFound { path }
             | InputError::Unreadable { path, .. }
             | InputError::UnknownFormat { path, .. }
+            | InputError::Database { path, .. }
             | InputError::Internal { path, .. } => path,
             InputError::BadGlob { pattern, .. } => pattern,
         }

@@ -5,6 +5,7 @@ use std::path::Path;
 use walkdir::WalkDir;
 
 use super::error::InputError;
+use crate::read::store::Stored;
 
 /// One input to read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +14,8 @@ pub enum InputSpec {
     Stdin,
     /// A file, named as the user gave it (or as found under a directory they gave).
     File(String),
+    /// One session of a database, found when the database was planned.
+    Stored(Stored),
 }
 
 impl InputSpec {
@@ -21,6 +24,17 @@ impl InputSpec {
         match self {
             InputSpec::Stdin => "-",
             InputSpec::File(path) => path,
+            InputSpec::Stored(stored) => &stored.name,
+        }
+    }
+
+    /// The file the input is read from: the database of a stored session; `None` for standard
+    /// input.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            InputSpec::Stdin => None,
+            InputSpec::File(path) => Some(path),
+            InputSpec::Stored(stored) => Some(&stored.path),
         }
     }
 }

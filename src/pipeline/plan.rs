@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::read::{self, Reader, Settings};
+use crate::read::{self, Reader, Settings, store};
 
 use super::detect::{choose_reader, open};
 use super::error::InputError;
@@ -50,24 +50,38 @@ pub fn plan(
     unchanged: &(dyn Fn(&InputSpec) -> Option<&'static dyn Reader> + Sync),
     settings: &Settings,
 ) -> (Vec<Group>, Vec<InputError>) {
-    let sniffed: Vec<Result<Item, InputError>> = settings.map(inputs, |spec| {
+    let sniffed: Vec<Vec<Result<Item, InputError>>> = settings.map(inputs, |spec| {
         if let Some(reader) = unchanged(spec) {
+            return vec![Ok(Item::unchanged(spec.clone(), reader))];
+        }
+        if let InputSpec::Stored(stored) = spec {
+            // A session listed before (an archive hands its sessions on to a conversion).
+            let Some(reader) = given.or_else(|| read::reader(stored.reader)) else {
+                return vec![Err(InputError::unknown_format(&stored.name))];
+            };
+            let forced = given.is_some();
             let item = Item {
                 spec: spec.clone(),
-                size: 0,
+                size: stored.size,
                 reader,
                 told: true,
-                forced: false,
-                unchanged: true,
+                forced,
+                unchanged: false,
                 new_kind: None,
             };
-            return Ok(item);
+            return vec![Ok(item)];
         }
         let name = spec.name().to_owned();
         let meta = match spec {
-            InputSpec::Stdin => None,
             InputSpec::File(path) => std::fs::metadata(path).ok(),
+            InputSpec::Stdin | InputSpec::Stored(_) => None,
         };
+        if let (InputSpec::File(path), Some(meta)) = (spec, &meta)
+            && meta.is_file()
+            && starts_like_database(path)
+        {
+            return stored_sessions(path, given, unchanged);
+        }
         let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
         let (reader, told, new_kind) = match (meta, given) {
             (_, Some(reader)) => (reader, true, None),
@@ -77,15 +91,15 @@ pub fn plan(
             (Some(meta), None) if !meta.is_file() => (read::READERS[0], false, None),
             (Some(_), None) => match open(spec).and_then(|b| choose_reader(spec.name(), None, false, b)) {
                 Ok(Some(chosen)) => (chosen.reader, true, chosen.new_kind),
-                Ok(None) => return Err(InputError::unknown_format(&name)),
-                Err(source) => return Err(InputError::Unreadable { path: name, source }),
+                Ok(None) => return vec![Err(InputError::unknown_format(&name))],
+                Err(source) => return vec![Err(InputError::Unreadable { path: name, source })],
             },
         };
-        Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false, new_kind })
+        vec![Ok(Item { spec: spec.clone(), size, reader, told, forced: given.is_some(), unchanged: false, new_kind })]
     });
     let mut groups: Vec<Group> = Vec::new();
     let mut errors = Vec::new();
-    for item in sniffed {
+    for item in sniffed.into_iter().flatten() {
         let item = match item {
             Ok(item) => item,
             Err(e) => {
@@ -103,6 +117,58 @@ pub fn plan(
         }
     }
     (groups, errors)
+}
+
+impl Item {
+    /// An input an incremental run's manifest says has not changed, to be read by `reader`.
+    fn unchanged(spec: InputSpec, reader: &'static dyn Reader) -> Self {
+        Item { spec, size: 0, reader, told: true, forced: false, unchanged: true, new_kind: None }
+    }
+}
+
+/// Whether the file at `path` starts like an SQLite database.
+fn starts_like_database(path: &str) -> bool {
+    use std::io::Read as _;
+    let mut head = [0; 16];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && store::is_sqlite(&head)
+}
+
+/// The sessions of the database at `path`, each an item of its own, listed by the reader given
+/// or by the first reader whose agent's database it is.
+fn stored_sessions(
+    path: &str,
+    given: Option<&'static dyn Reader>,
+    unchanged: &(dyn Fn(&InputSpec) -> Option<&'static dyn Reader> + Sync),
+) -> Vec<Result<Item, InputError>> {
+    let failed = |source| vec![Err(InputError::Database { path: path.to_owned(), source: Box::new(source) })];
+    let db = match store::Db::open(path) {
+        Ok(db) => db,
+        Err(source) => return failed(source),
+    };
+    let readers: &[&'static dyn Reader] = match &given {
+        Some(reader) => std::slice::from_ref(reader),
+        None => read::READERS,
+    };
+    let Some((reader, listed)) = readers.iter().find_map(|r| Some((*r, r.stored_sessions(&db)?))) else {
+        return vec![Err(InputError::unknown_format(path))];
+    };
+    let sessions = match listed {
+        Ok(sessions) => sessions,
+        Err(source) => return failed(source),
+    };
+    sessions
+        .into_iter()
+        .map(|stored| {
+            let size = stored.size;
+            let spec = InputSpec::Stored(stored);
+            Ok(match unchanged(&spec) {
+                Some(reader) => Item::unchanged(spec, reader),
+                None => {
+                    Item { spec, size, reader, told: true, forced: given.is_some(), unchanged: false, new_kind: None }
+                }
+            })
+        })
+        .collect()
 }
 
 /// The key of the group an item joins, as its reader says (a Claude Code project directory);

@@ -155,6 +155,12 @@ impl Problem {
         }
     }
 
+    /// The problem as met in the `data` of row `id` of a database's table `table`: the
+    /// diagnostic's line is the row's rowid, so the message names the row.
+    pub fn in_row(table: &str, id: &str, problem: Problem) -> Self {
+        Problem { message: format!("{} (table `{table}`, row `{id}`)", problem.message), ..problem }
+    }
+
     /// Marks the problem as found on a last line without a line ending: a cut-off write.
     pub fn at_end_of_input(self) -> Self {
         if self.code != "agentlog::input::invalid_json" {

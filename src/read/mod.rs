@@ -12,11 +12,14 @@ pub mod copilot;
 mod diagnostic;
 pub mod gemini;
 pub mod interchange;
+pub mod kilo;
 pub(crate) mod lenient;
 mod lines;
 mod object;
+pub mod opencode;
 mod settings;
 pub mod side;
+pub mod store;
 pub mod unified;
 
 use std::any::Any;
@@ -32,8 +35,16 @@ pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
 pub use side::FileKind;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
-pub const READERS: &[&dyn Reader] =
-    &[&claude::Claude, &codex::Codex, &gemini::Gemini, &copilot::Copilot, &unified::Unified, &interchange::Interchange];
+pub const READERS: &[&dyn Reader] = &[
+    &claude::Claude,
+    &codex::Codex,
+    &gemini::Gemini,
+    &copilot::Copilot,
+    &opencode::OpenCode,
+    &kilo::Kilo,
+    &unified::Unified,
+    &interchange::Interchange,
+];
 
 /// Looks a reader up by the name users type (`claude`, `codex`).
 pub fn reader(name: &str) -> Option<&'static dyn Reader> {
@@ -135,6 +146,26 @@ pub trait Reader: Send + Sync {
         ToolFamily::of(name)
     }
 
+    /// For an agent that keeps its sessions in an SQLite database: the sessions `db` holds when
+    /// it is this agent's database (told by its tables and its file name), each read on its
+    /// own with [`Reader::read_stored`]; `None`, the default, when it is not.
+    fn stored_sessions(&self, _db: &store::Db) -> Option<Result<Vec<store::Stored>, store::StoreError>> {
+        None
+    }
+
+    /// Converts one session of a database, as [`Reader::read`] converts a file: each row read
+    /// counts as a line, and becomes events or one diagnostic.
+    ///
+    /// # Errors
+    /// When the session cannot be read (the database is locked or damaged), or `out` fails.
+    fn read_stored(
+        &self,
+        input: StoredInput<'_>,
+        _out: &mut dyn FnMut(Event) -> io::Result<()>,
+    ) -> Result<ReadReport, StoredError> {
+        Err(StoredError::Io(io::Error::other(format!("{}: {} reads no databases", input.stored.name, self.name()))))
+    }
+
     /// Converts one input, passing each event to `out` in order.
     ///
     /// # Errors
@@ -217,6 +248,27 @@ pub struct Input<'a> {
     /// State readers keep across the inputs of one run, such as the records already seen
     /// (resumed sessions copy earlier records into new files).
     pub shared: &'a mut Shared,
+}
+
+/// One session of a database to read ([`Reader::read_stored`]).
+pub struct StoredInput<'a> {
+    /// The session, as the database listing gave it.
+    pub stored: &'a store::Stored,
+    /// The database, open read-only.
+    pub db: &'a store::Db,
+    /// State kept across the inputs of the group, and the run's settings.
+    pub shared: &'a mut Shared,
+}
+
+/// Why reading a session of a database stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredError {
+    /// The database could not be read.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// Handing an event on failed.
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
 
 /// State that readers keep across the inputs of one group, one slot per reader, and the
@@ -304,7 +356,7 @@ impl ReadReport {
     }
 
     /// Keeps a diagnostic, or counts it once [`MAX_DIAGNOSTICS`] are kept.
-    fn push(&mut self, make: impl FnOnce() -> InputDiagnostic) {
+    pub(crate) fn push(&mut self, make: impl FnOnce() -> InputDiagnostic) {
         if self.diagnostics.len() >= MAX_DIAGNOSTICS {
             self.more_diagnostics += 1;
         } else {
@@ -398,21 +450,32 @@ impl<'a> Emitter<'a> {
     ///
     /// # Errors
     /// When the caller fails to take the event.
-    pub fn emit_keyed(&mut self, mut event: Event, slot: u32, key_session: &str) -> io::Result<()> {
+    pub fn emit_keyed(&mut self, event: Event, slot: u32, key_session: &str) -> io::Result<()> {
+        let line = event.source.line;
+        let file_name = self.file_name;
+        self.emit_with(event, EventKey { agent: self.agent, session_id: key_session, file_name, line, slot })
+    }
+
+    /// Emits an event of a record that has an id of its own, unique in its session (a row of an
+    /// agent's database): its id is made from that id in place of the file and line, so that
+    /// it stays the same whichever form the session is read from (the database, an export of
+    /// it) and whatever the row's place.
+    ///
+    /// # Errors
+    /// When the caller fails to take the event.
+    pub fn emit_record(&mut self, event: Event, record: &str, slot: u32) -> io::Result<()> {
+        let session = event.session_id.clone();
+        self.emit_with(event, EventKey { agent: self.agent, session_id: &session, file_name: record, line: 0, slot })
+    }
+
+    fn emit_with(&mut self, mut event: Event, key: EventKey<'_>) -> io::Result<()> {
+        event.id = key.id();
         event.schema_version = SCHEMA_VERSION.into();
         event.agent = self.agent;
         derive_tool_fields(&mut event, true);
         event.seq = self.seq;
         event.source.file.clear();
         event.source.file.push_str(self.file);
-        event.id = EventKey {
-            agent: self.agent,
-            session_id: key_session,
-            file_name: self.file_name,
-            line: event.source.line,
-            slot,
-        }
-        .id();
         self.seq += 1;
         (self.out)(event)
     }

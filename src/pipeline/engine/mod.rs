@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use crate::model::{Agent, Event, Meta, MetaType, Payload};
-use crate::read::{self, Input, ReadReport, Settings, Shared};
-use crate::redact::Redactor;
+use crate::read::{self, Input, ReadReport, Settings, Shared, StoredInput, store};
+use crate::redact::{Redactor, Scope};
 use crate::stats::filter::Gate;
 use crate::write::{Build, Builders, Encoder, EventSink};
 
@@ -28,6 +28,7 @@ use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
 
 use super::detect::{Chosen, choose_reader, open};
 use super::error::InputError;
+use super::inputs::InputSpec;
 use super::plan::Group;
 
 /// What reading one input gave.
@@ -82,6 +83,43 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
     let mut scope = redactor.map(Redactor::scope).unwrap_or_default();
     for item in &group.items {
         let name = item.spec.name();
+        if let InputSpec::Stored(stored) = &item.spec {
+            // A session of a database: no bytes to tell a format from, its reader was told when
+            // the database was listed.
+            let db = match store::Db::open(&stored.path) {
+                Ok(db) => db,
+                Err(source) => {
+                    dest.end(failed(name, InputError::Database { path: name.to_owned(), source: Box::new(source) }))?;
+                    continue;
+                }
+            };
+            let mut dest_error = None;
+            let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let input = StoredInput { stored, db: &db, shared: &mut shared };
+                dest.begin(name)?;
+                let read = item.reader.read_stored(input, &mut |event| {
+                    hand_on(event, settings, &mut gate, &mut scope, dest)
+                        .inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
+                });
+                Ok::<_, io::Error>(read)
+            }));
+            if let Some(e) = dest_error {
+                return Err(e);
+            }
+            let result = match read {
+                Ok(Ok(Ok(report))) => Ok(redacted(report, redactor)),
+                Ok(Ok(Err(read::StoredError::Store(source)))) => {
+                    Err(InputError::Database { path: name.to_owned(), source: Box::new(source) })
+                }
+                Ok(Ok(Err(read::StoredError::Io(source)))) => {
+                    Err(InputError::Unreadable { path: name.to_owned(), source })
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(panic) => Err(InputError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
+            };
+            dest.end(Outcome { name: name.to_owned(), result })?;
+            continue;
+        }
         let given = item.told.then_some(item.reader);
         let opened = open(&item.spec).and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
         let Chosen { bytes, reader, looks_like, first_line, new_kind } = match opened {
@@ -99,21 +137,9 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
         let mut dest_error = None;
         // A bug met in one input fails that input only: the others still convert.
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            reader.read(Input { name, bytes, shared: &mut shared }, &mut |mut event| {
-                if let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload {
-                    settings.prices().price(usage);
-                }
-                let mut hand_on = |mut event: Event| {
-                    if let Some(redactor) = redactor {
-                        redactor.event(&mut event, &mut scope);
-                    }
-                    dest.event(event)
-                };
-                let passed = match &mut gate {
-                    Some(gate) => gate.pass(event, &mut hand_on),
-                    None => hand_on(event),
-                };
-                passed.inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
+            reader.read(Input { name, bytes, shared: &mut shared }, &mut |event| {
+                hand_on(event, settings, &mut gate, &mut scope, dest)
+                    .inspect_err(|e| dest_error = Some(io::Error::new(e.kind(), e.to_string())))
             })
         }));
         if let Some(e) = dest_error {
@@ -129,13 +155,7 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
                     let problem = read::Problem::new_kind_in_place(reader.name(), kind);
                     report.diagnostics.insert(0, read::InputDiagnostic::new(name, 1, &first_line, problem).kept());
                 }
-                // A diagnostic shows part of its line, which may hold a secret too.
-                if let Some(redactor) = redactor {
-                    for diagnostic in &mut report.diagnostics {
-                        diagnostic.redact(|text| redactor.text(text));
-                    }
-                }
-                Ok(report)
+                Ok(redacted(report, redactor))
             }
             Ok(Err(source)) => Err(InputError::Unreadable { path: name.to_owned(), source }),
             Err(panic) => Err(InputError::Internal { path: name.to_owned(), message: panic_message(&*panic) }),
@@ -143,6 +163,41 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
         dest.end(Outcome { name: name.to_owned(), result })?;
     }
     Ok(())
+}
+
+/// Hands an event read on: priced when it is a response's usage, through the filters, redacted.
+fn hand_on(
+    mut event: Event,
+    settings: &Settings,
+    gate: &mut Option<Gate<'_>>,
+    scope: &mut Scope,
+    dest: &mut dyn Destination,
+) -> io::Result<()> {
+    if let Payload::Meta(Meta { meta_type: MetaType::Usage, usage: Some(usage), .. }) = &mut event.payload {
+        settings.prices().price(usage);
+    }
+    let redactor = settings.redactor();
+    let mut hand_on = |mut event: Event| {
+        if let Some(redactor) = redactor {
+            redactor.event(&mut event, scope);
+        }
+        dest.event(event)
+    };
+    match gate {
+        Some(gate) => gate.pass(event, &mut hand_on),
+        None => hand_on(event),
+    }
+}
+
+/// A report whose diagnostics are redacted: a diagnostic shows part of its line, which may hold
+/// a secret too.
+fn redacted(mut report: ReadReport, redactor: Option<&Redactor>) -> ReadReport {
+    if let Some(redactor) = redactor {
+        for diagnostic in &mut report.diagnostics {
+            diagnostic.redact(|text| redactor.text(text));
+        }
+    }
+    report
 }
 
 /// The message a panic carried.

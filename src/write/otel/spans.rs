@@ -105,6 +105,11 @@ fn provider(agent: Agent) -> &'static str {
         // Copilot serves several providers' models through GitHub; the convention has no name
         // for it, and a custom value is allowed.
         Agent::CopilotCli => "github_copilot",
+        // These agents call whatever provider the user configured, and their logs name it by the
+        // user's own provider id: the agent stands in, as a custom value.
+        Agent::OpenCode => "opencode",
+        Agent::Kilo => "kilo",
+        Agent::Crush => "crush",
     }
 }
 
