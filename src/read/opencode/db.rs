@@ -16,58 +16,89 @@ use crate::model::{Agent, Event, Json, Meta, MetaType, Payload};
 use crate::read::store::{Db, StoreError, Stored, json_column};
 use crate::read::{Emitter, InputDiagnostic, Problem, ReadReport, StoredError, StoredInput};
 
-/// Tables and columns a database needs to be read as OpenCode's.
+/// Tables and columns a database of 1.2 to 1.x needs to be read as OpenCode's.
 const NEEDED: [(&str, &[&str]); 3] = [
     ("session", &["id", "parent_id", "directory", "title", "version", "time_created", "time_updated"]),
     ("message", &["id", "session_id", "time_created", "time_updated", "data"]),
     ("part", &["id", "message_id", "session_id", "time_updated", "data"]),
 ];
 
+/// The same for the tables of 2.0 ([`super::v2`]).
+const NEEDED_V2: [(&str, &[&str]); 2] = [
+    ("session_v2", &["id", "parent_id", "directory", "title", "version", "time_created", "time_updated"]),
+    ("session_message", &["id", "session_id", "type", "seq", "time_updated", "data"]),
+];
+
 /// Columns of `session` that hold JSON text.
 const JSON_COLUMNS: [&str; 6] = ["permission", "model", "summary_diffs", "metadata", "revert", "summary"];
+
+/// Which generations of OpenCode's tables a database holds: 1.2 to 1.x, and 2.0.
+fn generations(db: &Db) -> (bool, bool) {
+    let v1 = db.has_table("session") && db.has_table("message") && db.has_table("part");
+    let v2 = db.has_table("session_v2") && db.has_table("session_message");
+    (v1, v2)
+}
 
 /// Which agent wrote a database of OpenCode's tables: Kilo CLI's has its own file name
 /// (`kilo.db`, `kilo-<channel>.db`) and its board tables; `None` when the tables are not
 /// OpenCode's.
 pub fn writer_of(db: &Db) -> Option<Agent> {
-    if !(db.has_table("session") && db.has_table("message") && db.has_table("part")) {
+    if generations(db) == (false, false) {
         return None;
     }
     let name = crate::read::file_name(db.path());
     if name.starts_with("kilo") || db.has_table("kilo_board") { Some(Agent::Kilo) } else { Some(Agent::OpenCode) }
 }
 
-/// The sessions of the database, oldest first, each with its fingerprint.
+/// The sessions of the database, oldest first, each with its fingerprint. A session that 2.0
+/// imported into its own tables is read from them; the sessions only the 1.x tables hold (made
+/// by 1.x after the import, which 2.0 no longer sees) are read from those.
 ///
 /// # Errors
 /// When the tables lack a column the reader needs, or the database cannot be read.
 pub fn sessions(db: &Db, reader: &'static str) -> Result<Vec<Stored>, StoreError> {
-    for (table, columns) in NEEDED {
+    let (v1, v2) = generations(db);
+    let needed = NEEDED.iter().filter(|_| v1).chain(NEEDED_V2.iter().filter(|_| v2));
+    for (table, columns) in needed {
         db.require(table, columns)?;
     }
-    // A session changes when its row does, or a message or part is added, removed or updated.
-    const LIST: &str = "
-        SELECT s.id, s.version, s.time_updated,
-            (SELECT count(*) || '/' || coalesce(max(time_updated), 0) || '/' || coalesce(sum(octet_length(data)), 0)
-                FROM message m WHERE m.session_id = s.id),
-            (SELECT count(*) || '/' || coalesce(max(time_updated), 0) || '/' || coalesce(sum(octet_length(data)), 0)
-                FROM part p WHERE p.session_id = s.id)
-        FROM session s ORDER BY s.time_created, s.id";
-    db.snapshot("session", |c| {
-        let mut statement = c.prepare(LIST)?;
+    // A session changes when its row does, or a row of it is added, removed or updated.
+    let counts = |table: &str| {
+        format!(
+            "(SELECT count(*) || '/' || coalesce(max(time_updated), 0) || '/' || coalesce(sum(octet_length(data)), 0)
+                FROM {table} r WHERE r.session_id = s.id)"
+        )
+    };
+    let mut queries = Vec::new();
+    if v2 {
+        queries.push(format!(
+            "SELECT s.id, s.version, s.time_updated, 'v2:' || {}, s.time_created FROM session_v2 s",
+            counts("session_message")
+        ));
+    }
+    if v1 {
+        let imported = if v2 { " WHERE s.id NOT IN (SELECT id FROM session_v2)" } else { "" };
+        queries.push(format!(
+            "SELECT s.id, s.version, s.time_updated, {} || ':' || {}, s.time_created FROM session s{imported}",
+            counts("message"),
+            counts("part")
+        ));
+    }
+    let list = format!("{} ORDER BY 5, 1", queries.join(" UNION ALL "));
+    db.snapshot(if v2 { "session_v2" } else { "session" }, |c| {
+        let mut statement = c.prepare(&list)?;
         let rows = statement.query_map([], |row| {
             let id: String = row.get(0)?;
             let version: Option<String> = row.get(1)?;
             let updated: i64 = row.get(2)?;
-            let (messages, parts): (String, String) = (row.get(3)?, row.get(4)?);
-            let bytes = |counts: &str| counts.rsplit('/').next().and_then(|b| b.parse::<u64>().ok()).unwrap_or(0);
-            let size = bytes(&messages) + bytes(&parts);
-            let fingerprint = format!("{updated}:{messages}:{parts}");
+            let counts: String = row.get(3)?;
+            // The bytes are the last of each `count/time/bytes`.
+            let size = counts.split(':').filter_map(|c| c.rsplit('/').next()?.parse::<u64>().ok()).sum();
             Ok(Stored {
                 path: db.path().to_owned(),
                 name: format!("{}#{id}", db.path()),
                 session: id,
-                fingerprint,
+                fingerprint: format!("{updated}:{counts}"),
                 version,
                 size,
                 reader,
@@ -129,7 +160,9 @@ fn read_session(
     out: &mut Emitter<'_>,
     report: &mut ReadReport,
 ) -> Result<(), Failure> {
-    let Some((info, at)) = session_row(c, session)? else {
+    let v2 = table_exists(c, "session_v2") && session_row(c, "session_v2", session)?.is_some();
+    let table = if v2 { "session_v2" } else { "session" };
+    let Some((info, at)) = session_row(c, table, session)? else {
         // Deleted since it was listed: nothing left to read.
         return Ok(());
     };
@@ -137,6 +170,9 @@ fn read_session(
     report.lines += 1;
     report.lines_mapped += 1;
     mapper.session(&info, &at, out)?;
+    if v2 {
+        return read_rows_v2(c, session, name, &mut mapper, out, report);
+    }
 
     let mut messages =
         c.prepare("SELECT rowid, id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id")?;
@@ -223,8 +259,8 @@ fn object(name: &str, at: &At, data: &str, report: &mut ReadReport) -> Option<Ma
 }
 
 /// The session's row as its info, with every column kept.
-fn session_row(c: &Connection, session: &str) -> rusqlite::Result<Option<(SessionInfo, At)>> {
-    let mut statement = c.prepare("SELECT rowid, * FROM session WHERE id = ?1")?;
+fn session_row(c: &Connection, table: &'static str, session: &str) -> rusqlite::Result<Option<(SessionInfo, At)>> {
+    let mut statement = c.prepare(&format!("SELECT rowid, * FROM {table} WHERE id = ?1"))?;
     let columns: Vec<String> = statement.column_names().map(str::to_owned).collect();
     let mut rows = statement.query(params![session])?;
     let Some(row) = rows.next()? else { return Ok(None) };
@@ -246,7 +282,8 @@ fn session_row(c: &Connection, session: &str) -> rusqlite::Result<Option<(Sessio
     let text = |key: &str| data.get(key).and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
     let parent = text("parent_id");
     let parent_call = match &parent {
-        Some(parent) => spawning_call(c, parent, session)?,
+        Some(parent) if table == "session" => spawning_call(c, parent, session)?,
+        Some(parent) => spawning_call_v2(c, parent, session)?,
         None => None,
     };
     let info = SessionInfo {
@@ -260,7 +297,7 @@ fn session_row(c: &Connection, session: &str) -> rusqlite::Result<Option<(Sessio
         data: Value::Null,
     };
     let info = SessionInfo { data: Value::Object(data), ..info };
-    Ok(Some((info, At { line: rowid as u64, id: session.to_owned(), table: "session" })))
+    Ok(Some((info, At { line: rowid as u64, id: session.to_owned(), table })))
 }
 
 /// The call id of the `task` tool part of `parent` whose subagent ran in `child`.
@@ -277,6 +314,51 @@ fn spawning_call(c: &Connection, parent: &str, child: &str) -> rusqlite::Result<
     })
 }
 
+/// The `tool` content item of an assistant row of `parent` whose subagent ran in `child`
+/// (2.0 names the session in the tool's metadata as 1.x does).
+fn spawning_call_v2(c: &Connection, parent: &str, child: &str) -> rusqlite::Result<Option<String>> {
+    let mut statement = c.prepare(
+        "SELECT json_extract(item.value, '$.id') FROM session_message m, json_each(m.data, '$.content') item
+            WHERE m.session_id = ?1 AND m.type = 'assistant' AND json_valid(m.data)
+                AND json_extract(item.value, '$.state.metadata.sessionId') = ?2
+            ORDER BY m.seq LIMIT 1",
+    )?;
+    let mut rows = statement.query(params![parent, child])?;
+    Ok(match rows.next()? {
+        Some(row) => row.get(0)?,
+        None => None,
+    })
+}
+
+/// The rows of a session of 2.0, in their order (`seq`).
+fn read_rows_v2(
+    c: &Connection,
+    session: &str,
+    name: &str,
+    mapper: &mut Mapper,
+    out: &mut Emitter<'_>,
+    report: &mut ReadReport,
+) -> Result<(), Failure> {
+    let mut rows =
+        c.prepare("SELECT rowid, id, type, data FROM session_message WHERE session_id = ?1 ORDER BY seq, id")?;
+    let mut rows = rows.query(params![session])?;
+    while let Some(row) = rows.next()? {
+        let (rowid, id, kind, data): (i64, String, String, String) =
+            (row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?);
+        let at = At { line: rowid as u64, id, table: "session_message" };
+        report.lines += 1;
+        if let Some(object) = object(name, &at, &data, report) {
+            report.lines_mapped += 1;
+            mapper.row_v2(&kind, &object, &at, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn table_exists(c: &Connection, name: &str) -> bool {
+    c.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(())).is_ok()
+}
+
 /// The session's `todo` rows (its plan as it stands) as one `todo_list` event.
 fn todo_list(
     c: &Connection,
@@ -285,10 +367,7 @@ fn todo_list(
     out: &mut Emitter<'_>,
     report: &mut ReadReport,
 ) -> Result<(), Failure> {
-    let exists: bool = c
-        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'todo'", [], |_| Ok(true))
-        .unwrap_or(false);
-    if !exists {
+    if !table_exists(c, "todo") {
         return Ok(());
     }
     let mut statement =

@@ -101,9 +101,14 @@ impl Mapper {
         event
     }
 
-    fn meta(&self, at: &At, kind: &str, time: Option<i64>, meta_type: MetaType, data: &Value) -> Event {
+    pub(super) fn meta(&self, at: &At, kind: &str, time: Option<i64>, meta_type: MetaType, data: &Value) -> Event {
         let data = Some(Json::from_value_of_raw(data));
         self.event(at, kind, time, Payload::Meta(Meta { meta_type, data, usage: None }))
+    }
+
+    /// Sets the model in force for the events that follow.
+    pub(super) fn set_model(&mut self, model: &str) {
+        self.context.model = Some(model.to_owned());
     }
 
     /// The session's record: a `session_start`, and its title when the agent made one.
@@ -172,7 +177,7 @@ impl Mapper {
         Ok(())
     }
 
-    fn usage_event(
+    pub(super) fn usage_event(
         &self,
         at: &At,
         kind: &str,
@@ -333,7 +338,7 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn is_zero(self) -> bool {
+    pub(super) fn is_zero(self) -> bool {
         self.input + self.output + self.reasoning + self.cache_read + self.cache_write == 0
     }
 
@@ -354,7 +359,7 @@ impl Counts {
 }
 
 /// The `tokens` of a message or `step-finish` part, when it has them.
-fn tokens(record: &Map<String, Value>) -> Option<Counts> {
+pub(super) fn tokens(record: &Map<String, Value>) -> Option<Counts> {
     let tokens = record.get("tokens")?.as_object()?;
     let count = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
     let cache = tokens.get("cache");
@@ -375,12 +380,12 @@ fn text_in<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
 }
 
-fn text_parts(body: &str) -> Vec<Part> {
+pub(super) fn text_parts(body: &str) -> Vec<Part> {
     if body.is_empty() { Vec::new() } else { vec![Part::Text { text: body.to_owned() }] }
 }
 
 /// The fields of a record that no event field carries, as an object; `None` when there are none.
-fn extra(record: &Map<String, Value>, carried: &[&str]) -> Option<Json> {
+pub(super) fn extra(record: &Map<String, Value>, carried: &[&str]) -> Option<Json> {
     let rest: Map<String, Value> =
         record.iter().filter(|(k, _)| !carried.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     (!rest.is_empty()).then(|| Json::from_value_of_raw(&Value::Object(rest)))

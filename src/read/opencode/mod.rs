@@ -8,6 +8,7 @@
 
 pub(crate) mod db;
 pub(crate) mod map;
+mod v2;
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
