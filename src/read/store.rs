@@ -205,16 +205,17 @@ impl StoreError {
         match code {
             Some(DatabaseBusy | DatabaseLocked) => StoreError::Locked { path, table },
             Some(DatabaseCorrupt | NotADatabase) => StoreError::Corrupt { path, table, message: e.to_string() },
-            _ => match (&e, table) {
+            _ => {
                 // A query naming a table or column the database lacks.
-                (rusqlite::Error::SqlInputError { msg, .. }, Some(table))
-                    if msg.starts_with("no such table") || msg.starts_with("no such column") =>
-                {
-                    let missing = msg.strip_prefix("no such column: ").map(str::to_owned);
-                    StoreError::Schema { path, table, missing }
+                let message = e.to_string();
+                match table {
+                    Some(table) if message.starts_with("no such table") || message.starts_with("no such column") => {
+                        let missing = message.strip_prefix("no such column: ").map(str::to_owned);
+                        StoreError::Schema { path, table, missing }
+                    }
+                    table => StoreError::Other { path, table, message },
                 }
-                (_, table) => StoreError::Other { path, table, message: e.to_string() },
-            },
+            }
         }
     }
 
