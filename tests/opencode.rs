@@ -128,7 +128,8 @@ fn a_subagent_session_names_its_parent_and_the_call_that_spawned_it() {
 #[test]
 fn tool_parts_give_calls_and_outputs_with_exit_codes() {
     let events = events(&quirks());
-    let outputs: Vec<(Option<&str>, Option<i64>, Option<bool>, Option<bool>)> = events
+    type Outcome<'e> = (Option<&'e str>, Option<i64>, Option<bool>, Option<bool>);
+    let outputs: Vec<Outcome> = events
         .iter()
         .filter_map(|e| match &e.payload {
             Payload::ToolOutput(o) => Some((o.call_id.as_deref(), o.exit_code, o.is_error, o.failed)),
