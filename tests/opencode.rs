@@ -328,3 +328,28 @@ fn listing_names_each_session_of_a_database() {
     assert!(lines[0].ends_with(&format!("{}#ses_synthroot0001\tsession", quirks().display())), "{text}");
     assert!(lines[1].contains("\t1.18.33\t"), "{text}");
 }
+
+#[test]
+fn the_archive_keeps_each_session_of_a_database_and_rereads_only_a_changed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    std::fs::copy(quirks(), &db).unwrap();
+    let archive = dir.path().join("archive");
+    let run = || {
+        let output = agentlog(&["archive", archive.to_str().unwrap(), db.to_str().unwrap()]);
+        String::from_utf8_lossy(&output.stderr).lines().last().unwrap_or_default().to_owned()
+    };
+    assert!(run().contains("2 files (0 unchanged, skipped)"));
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "UPDATE session SET title = 'Renamed', time_updated = time_updated + 1 WHERE id = 'ses_synthroot0001'",
+        [],
+    )
+    .unwrap();
+    // A session the agent deleted stays in the archive.
+    c.execute_batch("DELETE FROM part WHERE session_id = 'ses_synthchild001'; DELETE FROM message WHERE session_id = 'ses_synthchild001'; DELETE FROM session WHERE id = 'ses_synthchild001';").unwrap();
+    assert!(run().contains("1 files (0 unchanged, skipped)"));
+    let sessions = archive.join("sessions/opencode");
+    assert!(std::fs::read_to_string(sessions.join("opencode-ses_synthroot0001.jsonl")).unwrap().contains("Renamed"));
+    assert!(sessions.join("opencode-ses_synthchild001.jsonl").is_file());
+}

@@ -139,3 +139,18 @@ def test_the_interpreter_runs_while_rust_reads(shared_corpus: Path) -> None:
     worker.join()
     longest_pause = max(b - a for a, b in zip(ticks, ticks[1:]))
     assert longest_pause < (ticks[-1] - ticks[0]) / 4, (longest_pause, ticks[-1] - ticks[0])
+
+
+def test_a_database_is_read_session_by_session(samples: Path, tmp_path: Path) -> None:
+    """Each session inside an agent's database is its own input, as the command reads it."""
+    db = samples / "opencode" / "opencode-quirks.db"
+    _, expected = cli_parquet(db, tmp_path)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        got = agentlog.sessions(db).read_all()
+    assert got.num_rows == expected.num_rows == 2
+    assert got.equals(expected)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        files = {e["source"]["file"] for e in agentlog.events(db)}
+    assert files == {f"{db}#ses_synthroot0001", f"{db}#ses_synthchild001"}
