@@ -80,3 +80,88 @@ fn reader_and_jsonl_writer(bencher: Bencher, agent: &str) {
         sink.finish().expect("a sink does not fail")
     });
 }
+
+/// A database of OpenCode's tables holding `copies` copies of every session of the OpenCode
+/// samples, each under new ids, in a temporary directory.
+fn opencode_database(copies: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("opencode.db");
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/opencode/opencode-quirks.db");
+    std::fs::copy(&sample, &path).expect("the sample copies");
+    let c = rusqlite::Connection::open(&path).expect("the copy opens");
+    let mut sql = String::from("BEGIN;");
+    for n in 1..copies {
+        // Every id gets the copy's number; parents and the parts' messages follow their rows.
+        let s = |column: &str| format!("{column} || '~{n}'");
+        sql += &format!(
+            "INSERT INTO session SELECT {}, project_id, workspace_id, CASE WHEN parent_id IS NULL THEN NULL ELSE {} END,
+                slug, directory, path, title, version, share_url, summary_additions, summary_deletions, summary_files,
+                summary_diffs, metadata, cost, tokens_input, tokens_output, tokens_reasoning, tokens_cache_read,
+                tokens_cache_write, revert, permission, agent, model, time_created + {n}, time_updated, time_compacting,
+                time_archived FROM session WHERE id NOT LIKE '%~%';
+             INSERT INTO message SELECT {}, {}, time_created, time_updated, data FROM message WHERE session_id NOT LIKE '%~%';
+             INSERT INTO part SELECT {}, {}, {}, time_created, time_updated, data FROM part WHERE session_id NOT LIKE '%~%';",
+            s("id"),
+            s("parent_id"),
+            s("id"),
+            s("session_id"),
+            s("id"),
+            s("message_id"),
+            s("session_id"),
+        );
+    }
+    sql += "COMMIT;";
+    c.execute_batch(&sql).expect("the copies are written");
+    (dir, path)
+}
+
+/// Reading every session of a database with the OpenCode reader, beside parsing every row's
+/// `data` into a `Value` straight from SQLite.
+#[divan::bench]
+fn database_reader(bencher: Bencher) {
+    let (_dir, path) = opencode_database(300);
+    let db = agentlog::read::store::Db::open(path.to_str().unwrap()).expect("the database opens");
+    let reader = agentlog::read::reader("opencode").expect("a reader");
+    let sessions = reader.stored_sessions(&db).expect("OpenCode's tables").expect("listed");
+    let bytes: u64 = sessions.iter().map(|s| s.size).sum();
+    bencher.counter(BytesCount::new(bytes)).bench_local(|| {
+        let mut events = 0;
+        for stored in &sessions {
+            let input = agentlog::read::StoredInput { stored, db: &db, shared: &mut Shared::default() };
+            reader
+                .read_stored(input, &mut |e| {
+                    black_box(e);
+                    events += 1;
+                    Ok(())
+                })
+                .expect("the session reads");
+        }
+        events
+    });
+}
+
+#[divan::bench]
+fn database_value_baseline(bencher: Bencher) {
+    let (_dir, path) = opencode_database(300);
+    let c = rusqlite::Connection::open(&path).expect("the database opens");
+    let bytes: u64 = c
+        .query_row(
+            "SELECT (SELECT sum(octet_length(data)) FROM message) + (SELECT sum(octet_length(data)) FROM part)",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("a size") as u64;
+    bencher.counter(BytesCount::new(bytes)).bench_local(|| {
+        let mut rows = 0;
+        for table in ["message", "part"] {
+            let mut statement = c.prepare(&format!("SELECT data FROM {table}")).expect("a query");
+            let mut found = statement.query([]).expect("rows");
+            while let Some(row) = found.next().expect("a row") {
+                let text: String = row.get(0).expect("text");
+                black_box(serde_json::from_str::<serde_json::Value>(&text).ok());
+                rows += 1;
+            }
+        }
+        rows
+    });
+}

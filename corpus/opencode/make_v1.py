@@ -2,7 +2,7 @@
 """Build a SYNTHETIC OpenCode 1.x database (`opencode-quirks.db`) of quirks the recorded
 databases do not show.
 
-The tables are OpenCode 1.18.33's own (`project`, `session`, `message`, `part`, `todo`, their
+The tables are OpenCode 1.18.33's own (`project`, `session`, `message`, `part`, `todo` and their indexes, the
 DDL copied from a database that version wrote, `tests/agents/FINDINGS-sqlite.md` appendix A);
 the rows are made up, in the shapes that version writes. Run it to rebuild the file.
 """
@@ -38,6 +38,13 @@ CREATE TABLE `todo` (
   `session_id` text NOT NULL, `content` text NOT NULL, `status` text NOT NULL, `priority` text NOT NULL,
   `position` integer NOT NULL, `time_created` integer NOT NULL, `time_updated` integer NOT NULL,
   CONSTRAINT `todo_pk` PRIMARY KEY(`session_id`, `position`));
+CREATE INDEX `message_session_time_created_id_idx` ON `message` (`session_id`,`time_created`,`id`);
+CREATE INDEX `part_message_id_id_idx` ON `part` (`message_id`,`id`);
+CREATE INDEX `part_session_idx` ON `part` (`session_id`);
+CREATE INDEX `session_project_idx` ON `session` (`project_id`);
+CREATE INDEX `session_workspace_idx` ON `session` (`workspace_id`);
+CREATE INDEX `session_parent_idx` ON `session` (`parent_id`);
+CREATE INDEX `todo_session_idx` ON `todo` (`session_id`);
 """
 
 T = 1795000000000

@@ -1,6 +1,7 @@
 //! Telling every input's format before reading, and grouping the inputs that share reader
 //! state.
 
+use std::io::BufRead as _;
 use std::path::Path;
 
 use crate::read::{self, Reader, Settings, store};
@@ -76,9 +77,11 @@ pub fn plan(
             InputSpec::File(path) => std::fs::metadata(path).ok(),
             InputSpec::Stdin | InputSpec::Stored(_) => None,
         };
-        if let (InputSpec::File(path), Some(meta)) = (spec, &meta)
+        // A reader given is trusted without opening the file, but for a database's name.
+        if let (InputSpec::File(path), Some(meta), Some(_)) = (spec, &meta, given)
             && meta.is_file()
-            && starts_like_database(path)
+            && path.ends_with(".db")
+            && open(spec).is_ok_and(|mut b| b.fill_buf().is_ok_and(store::is_sqlite))
         {
             return stored_sessions(path, given, unchanged);
         }
@@ -89,9 +92,17 @@ pub fn plan(
             // they are read.
             (None, None) => (read::READERS[0], false, None),
             (Some(meta), None) if !meta.is_file() => (read::READERS[0], false, None),
-            (Some(_), None) => match open(spec).and_then(|b| choose_reader(spec.name(), None, false, b)) {
-                Ok(Some(chosen)) => (chosen.reader, true, chosen.new_kind),
-                Ok(None) => return vec![Err(InputError::unknown_format(&name))],
+            (Some(_), None) => match open(spec).and_then(|mut bytes| {
+                // A database is told by its first bytes, which the line formats' sniffing would
+                // take for a line of binary.
+                if bytes.fill_buf().is_ok_and(store::is_sqlite) {
+                    return Ok(Err(()));
+                }
+                choose_reader(spec.name(), None, false, bytes).map(Ok)
+            }) {
+                Ok(Err(())) => return stored_sessions(spec.name(), None, unchanged),
+                Ok(Ok(Some(chosen))) => (chosen.reader, true, chosen.new_kind),
+                Ok(Ok(None)) => return vec![Err(InputError::unknown_format(&name))],
                 Err(source) => return vec![Err(InputError::Unreadable { path: name, source })],
             },
         };
@@ -124,13 +135,6 @@ impl Item {
     fn unchanged(spec: InputSpec, reader: &'static dyn Reader) -> Self {
         Item { spec, size: 0, reader, told: true, forced: false, unchanged: true, new_kind: None }
     }
-}
-
-/// Whether the file at `path` starts like an SQLite database.
-fn starts_like_database(path: &str) -> bool {
-    use std::io::Read as _;
-    let mut head = [0; 16];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut head)).is_ok() && store::is_sqlite(&head)
 }
 
 /// The sessions of the database at `path`, each an item of its own, listed by the reader given

@@ -86,7 +86,7 @@ pub fn sessions(db: &Db, reader: &'static str) -> Result<Vec<Stored>, StoreError
     }
     let list = format!("{} ORDER BY 5, 1", queries.join(" UNION ALL "));
     db.snapshot(if v2 { "session_v2" } else { "session" }, |c| {
-        let mut statement = c.prepare(&list)?;
+        let mut statement = c.prepare_cached(&list)?;
         let rows = statement.query_map([], |row| {
             let id: String = row.get(0)?;
             let version: Option<String> = row.get(1)?;
@@ -175,10 +175,10 @@ fn read_session(
     }
 
     let mut messages =
-        c.prepare("SELECT rowid, id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id")?;
+        c.prepare_cached("SELECT rowid, id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id")?;
     let mut messages = messages.query(params![session])?;
     // Parts in the order of their messages; parts whose message is gone come last.
-    let mut parts = c.prepare(
+    let mut parts = c.prepare_cached(
         "SELECT p.rowid, p.id, p.message_id, p.data FROM part p
             LEFT JOIN message m ON m.id = p.message_id AND m.session_id = p.session_id
             WHERE p.session_id = ?1
@@ -260,7 +260,7 @@ fn object(name: &str, at: &At, data: &str, report: &mut ReadReport) -> Option<Ma
 
 /// The session's row as its info, with every column kept.
 fn session_row(c: &Connection, table: &'static str, session: &str) -> rusqlite::Result<Option<(SessionInfo, At)>> {
-    let mut statement = c.prepare(&format!("SELECT rowid, * FROM {table} WHERE id = ?1"))?;
+    let mut statement = c.prepare_cached(&format!("SELECT rowid, * FROM {table} WHERE id = ?1"))?;
     let columns: Vec<String> = statement.column_names().map(str::to_owned).collect();
     let mut rows = statement.query(params![session])?;
     let Some(row) = rows.next()? else { return Ok(None) };
@@ -302,7 +302,7 @@ fn session_row(c: &Connection, table: &'static str, session: &str) -> rusqlite::
 
 /// The call id of the `task` tool part of `parent` whose subagent ran in `child`.
 fn spawning_call(c: &Connection, parent: &str, child: &str) -> rusqlite::Result<Option<String>> {
-    let mut statement = c.prepare(
+    let mut statement = c.prepare_cached(
         "SELECT json_extract(data, '$.callID') FROM part
             WHERE session_id = ?1 AND json_valid(data) AND json_extract(data, '$.state.metadata.sessionId') = ?2
             ORDER BY id LIMIT 1",
@@ -317,7 +317,7 @@ fn spawning_call(c: &Connection, parent: &str, child: &str) -> rusqlite::Result<
 /// The `tool` content item of an assistant row of `parent` whose subagent ran in `child`
 /// (2.0 names the session in the tool's metadata as 1.x does).
 fn spawning_call_v2(c: &Connection, parent: &str, child: &str) -> rusqlite::Result<Option<String>> {
-    let mut statement = c.prepare(
+    let mut statement = c.prepare_cached(
         "SELECT json_extract(item.value, '$.id') FROM session_message m, json_each(m.data, '$.content') item
             WHERE m.session_id = ?1 AND m.type = 'assistant' AND json_valid(m.data)
                 AND json_extract(item.value, '$.state.metadata.sessionId') = ?2
@@ -340,7 +340,7 @@ fn read_rows_v2(
     report: &mut ReadReport,
 ) -> Result<(), Failure> {
     let mut rows =
-        c.prepare("SELECT rowid, id, type, data FROM session_message WHERE session_id = ?1 ORDER BY seq, id")?;
+        c.prepare_cached("SELECT rowid, id, type, data FROM session_message WHERE session_id = ?1 ORDER BY seq, id")?;
     let mut rows = rows.query(params![session])?;
     while let Some(row) = rows.next()? {
         let (rowid, id, kind, data): (i64, String, String, String) =
@@ -371,7 +371,7 @@ fn todo_list(
         return Ok(());
     }
     let mut statement =
-        c.prepare("SELECT content, status, priority, time_updated FROM todo WHERE session_id = ?1 ORDER BY position")?;
+        c.prepare_cached("SELECT content, status, priority, time_updated FROM todo WHERE session_id = ?1 ORDER BY position")?;
     let mut rows = statement.query(params![session])?;
     let (mut todos, mut updated) = (Vec::new(), None);
     while let Some(row) = rows.next()? {
