@@ -2,11 +2,10 @@
 //!
 //! A database is opened read-only in place, `-wal` and `-shm` beside it included: the agents
 //! write in WAL mode and leave their latest rows in the `-wal` until their next start, so a copy
-//! of the `.db` alone would miss them. A read-only connection never checkpoints, never deletes
-//! the `-wal` and takes no lock that keeps the agent from writing; each session is read inside
-//! one read transaction, so it is one consistent snapshot even while the agent writes. When the
-//! `-shm` cannot be opened (a read-only directory), the database is read as immutable, which
-//! sees what the `.db` holds.
+//! of the `.db` alone would miss them. The connection opens the `-shm` index read-only too
+//! (SQLite's `readonly_shm`), so reading writes no byte: it never checkpoints, never deletes the
+//! `-wal`, and takes no lock that keeps the agent from writing. Each session is read inside one
+//! read transaction, so it is one consistent snapshot even while the agent writes.
 //!
 //! A session is a unit of work like a file: the pipeline lists a database's sessions
 //! ([`crate::read::Reader::stored_sessions`]) and reads each as its own input named
@@ -41,20 +40,26 @@ impl Db {
     /// When it cannot be opened or is not a database.
     pub fn open(path: &str) -> Result<Db, StoreError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-        let opened = Connection::open_with_flags(path, flags).and_then(|c| {
-            // Opening is lazy: the first query finds out whether the file and its WAL can be read.
-            c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map(|()| c)
-        });
-        let connection = match opened {
-            Ok(connection) => connection,
-            // Without the right to open the `-shm` (a read-only copy, a read-only mount), what
-            // the `.db` holds can still be read.
-            Err(e) if is_cannot_open(&e) => {
-                let uri = format!("file:{}?immutable=1", uri_path(Path::new(path)));
-                Connection::open_with_flags(uri, flags).map_err(|e| StoreError::of(path, None, e))?
-            }
-            Err(e) => return Err(StoreError::of(path, None, e)),
+        let open = |query: &str| {
+            let uri = format!("file:{}?{query}", uri_path(Path::new(path)));
+            Connection::open_with_flags(&uri, flags).and_then(|c| {
+                // Opening is lazy: the first query finds out whether the file and its WAL can
+                // be read.
+                c.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(())).map(|()| c)
+            })
         };
+        // First with the `-shm` index opened read-only, so that reading writes nothing at all
+        // (SQLite then reads the `-wal` into memory itself and checks it against the index).
+        // Without a `-shm` (a `-wal` copied alone), SQLite must build one beside the database;
+        // where it cannot (a read-only directory), what the `.db` holds is read as immutable.
+        let connection = match open("mode=ro&readonly_shm=1") {
+            Err(e) if is_cannot_open(&e) => match open("mode=ro") {
+                Err(e) if is_cannot_open(&e) => open("immutable=1"),
+                opened => opened,
+            },
+            opened => opened,
+        }
+        .map_err(|e| StoreError::of(path, None, e))?;
         connection.busy_timeout(BUSY_TIMEOUT).map_err(|e| StoreError::of(path, None, e))?;
         Ok(Db { connection, path: path.to_owned() })
     }
@@ -268,20 +273,29 @@ mod tests {
     }
 
     #[test]
-    fn reading_leaves_the_database_and_its_log_as_they_were() {
+    fn reading_leaves_the_database_its_log_and_its_index_as_they_were() {
+        // As OpenCode 1.18.33 left them: every row in the `-wal`, the `.db` a bare header.
+        let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/recorded/opencode/1.18.33/tools-wal");
+        let dir = tempfile::tempdir().unwrap();
+        let files = ["opencode.db", "opencode.db-wal", "opencode.db-shm"].map(|f| dir.path().join(f));
+        for file in &files {
+            std::fs::copy(recorded.join(file.file_name().unwrap()), file).unwrap();
+        }
+        let bytes = || files.iter().map(|f| std::fs::read(f).unwrap()).collect::<Vec<_>>();
+        let before = bytes();
+        let db = Db::open(files[0].to_str().unwrap()).unwrap();
+        let n: i64 = db.snapshot("part", |c| c.query_row("SELECT count(*) FROM part", [], |r| r.get(0))).unwrap();
+        assert!(n > 0, "the rows in the log are read");
+        drop(db);
+        assert!(bytes() == before, "the database, its log and its index are as they were");
+    }
+
+    #[test]
+    fn a_snapshot_does_not_hold_up_a_writer_nor_see_its_writes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.db");
         let writer = Connection::open(&path).unwrap();
         writer.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES (1), (2);").unwrap();
-        // The writer stays open, as an agent does: its rows are in the `-wal`.
-        let wal = dir.path().join("s.db-wal");
-        let before = (std::fs::read(&path).unwrap(), std::fs::read(&wal).unwrap());
-        let db = Db::open(path.to_str().unwrap()).unwrap();
-        let n: i64 = db.snapshot("t", |c| c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))).unwrap();
-        assert_eq!(n, 2);
-        drop(db);
-        assert_eq!((std::fs::read(&path).unwrap(), std::fs::read(&wal).unwrap()), before);
-        // A write while a snapshot is open neither waits nor shows in the snapshot.
         let db = Db::open(path.to_str().unwrap()).unwrap();
         let seen = db
             .snapshot("t", |c| {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Run the real coding agents offline against the scripted model server.
 
-    python3 tests/agents/harness.py run --out DIR [--agent all|claude,codex,gemini,copilot]
-            [--version pinned|newest|X.Y.Z] [--scenario NAME|all] [--jobs N]
+    python3 tests/agents/harness.py run --out DIR
+            [--agent all|claude,codex,gemini,copilot,opencode,kilo]
+            [--version pinned|newest|X.Y.Z] [--scenario NAME|all] [--jobs N] [--shared-home]
     python3 tests/agents/harness.py table DIR [--bin PATH]
     python3 tests/agents/harness.py list
 
@@ -16,7 +17,12 @@ CODEX_HOME) and a small temporary project directory, and writes into
 * ``home/``: the agent's home, with the session files it wrote
   (``home/.claude/projects/...``, ``home/.codex/sessions/...``,
   ``home/.gemini/tmp/<project>/chats/...``,
-  ``home/.copilot/session-state/<id>/events.jsonl``);
+  ``home/.copilot/session-state/<id>/events.jsonl``,
+  ``home/.local/share/opencode/opencode.db``, ``home/.local/share/kilo/kilo.db``);
+* for OpenCode and Kilo CLI, which keep their sessions in SQLite: the store
+  as the agent left it, copied out of the home once every agent process of
+  the scenario has exited (``opencode.db`` or ``kilo.db`` with its ``-wal``
+  and ``-shm``: after a run the rows are in the ``-wal``);
 * ``ledger.json``: every request the server received, every response it
   served (with usage), what was typed, and each agent process's exit status.
 
@@ -29,11 +35,13 @@ from __future__ import annotations
 import argparse
 import base64
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -53,14 +61,25 @@ import server as model_server  # noqa: E402
 # the agents: one table of pins
 
 
+# the scenarios of the agents that write JSONL session files
+SCENARIOS = ["text", "reasoning", "tools", "two-turns", "image", "subagent", "subagent-background", "resume",
+             "compaction", "api-error"]
+# the scenarios of OpenCode and Kilo CLI (SQLite stores): the prompt on stdin, a failing and an unknown
+# tool, and the reasoning and tools scenarios once more through the Anthropic Messages API
+STORE_SCENARIOS = ["text", "text-stdin", "reasoning", "reasoning-anthropic", "tools", "tools-anthropic",
+                   "tool-error", "two-turns", "resume", "subagent", "api-error"]
+
+
 @dataclass(frozen=True)
 class AgentSpec:
-    name: str          # short name used in output paths: claude, codex, gemini, copilot
+    name: str          # short name used in output paths: claude, codex, gemini, copilot, opencode, kilo
     package: str       # npm package
     pinned: str        # version the tests run by default
     bin: str           # executable under node_modules/.bin
     cache_prefix: str  # install directory name: <cache_prefix>-<version>
-    session_kind: str  # agentlog's name for the agent
+    session_kind: str  # agentlog's name for the agent (`agent` in the unified output)
+    scenarios: tuple = tuple(SCENARIOS)  # what --scenario all runs
+    store: str | None = None  # the SQLite store the agent keeps its sessions in (None: JSONL files)
 
 
 AGENTS = {
@@ -68,10 +87,13 @@ AGENTS = {
     "codex": AgentSpec("codex", "@openai/codex", "0.169.0", "codex", "codex", "codex"),
     "gemini": AgentSpec("gemini", "@google/gemini-cli", "0.61.0", "gemini", "gemini-cli", "gemini-cli"),
     "copilot": AgentSpec("copilot", "@github/copilot", "1.0.102", "copilot", "copilot", "copilot-cli"),
+    "opencode": AgentSpec("opencode", "opencode-ai", "1.18.33", "opencode", "opencode", "opencode",
+                          tuple(STORE_SCENARIOS), "opencode.db"),
+    # 7.8.1 is newer, but its platform package @kilocode/cli-linux-x64@7.8.1 is not on every registry
+    "kilo": AgentSpec("kilo", "@kilocode/cli", "7.7.7", "kilo", "kilo", "kilo", tuple(STORE_SCENARIOS), "kilo.db"),
 }
 
-SCENARIOS = ["text", "reasoning", "tools", "two-turns", "image", "subagent", "subagent-background", "resume",
-             "compaction", "api-error"]
+ALL_SCENARIOS = SCENARIOS + [s for s in STORE_SCENARIOS if s not in SCENARIOS]
 
 AGENT_TIMEOUT = float(os.environ.get("AGENTLOG_AGENTS_TIMEOUT", "90"))  # seconds per agent process
 NPM_TIMEOUT = 900
@@ -149,6 +171,7 @@ class Invocation:
     mode: str = "new"          # new | continue (the latest session) | resume (by the first run's id)
     kind: str = "message"      # message: a typed prompt; command: a slash command such as /compact
     image: bool = False
+    stdin: bool = False        # the prompt on standard input, not as an argument
 
 
 @dataclass
@@ -168,6 +191,29 @@ def shell(command: str, output: str, failed: bool, exit_code: int) -> dict:
 def scenario(agent: str, name: str) -> Scenario:
     """The scenario ``name`` for ``agent``: what is typed and what the model answers."""
     p = f"[{name}]"
+    if name not in AGENTS[agent].scenarios:
+        return Scenario(name, {}, [], unsupported=f"not a scenario of this agent (its scenarios: "
+                        f"{', '.join(AGENTS[agent].scenarios)})")
+    if name.endswith("-anthropic"):
+        # OpenCode and Kilo CLI speak to a provider through the AI SDK package the config names:
+        # @ai-sdk/anthropic sends the same script as Anthropic Messages requests
+        base = scenario(agent, name.removesuffix("-anthropic"))
+        invs = [Invocation(i.prompt.replace(f"[{base.name}]", p, 1), i.mode, i.kind, i.image, i.stdin)
+                for i in base.invocations]
+        return Scenario(name, base.script, invs, dict(base.config, provider_npm="@ai-sdk/anthropic"))
+    if name == "text-stdin":
+        return Scenario(name, {"main": [{"text": "Hello from the scripted model. The prompt came on stdin."}]},
+                        [Invocation(f"{p} Say hello to the test suite.", stdin=True)])
+    if name == "tool-error":
+        # a tool that fails (read of a missing file) and a call of a tool the request did not offer
+        return Scenario(name, {"main": [
+            {"text": "Reading a file.",
+             "tool_calls": [{"name": "read", "input": {"filePath": "/nonexistent/missing.txt"},
+                             "expect_output": "not found", "expect_failed": True}]},
+            {"tool_calls": [{"name": "no_such_tool", "input": {"x": 1}, "unknown_tool": True,
+                             "expect_output": "no_such_tool"}]},
+            {"text": "The file is missing and the tool does not exist."},
+        ]}, [Invocation(f"{p} Read a missing file.")])
     if name == "text":
         return Scenario(name, {"main": [{"text": "Hello from the scripted model. This is the text scenario."}]},
                         [Invocation(f"{p} Say hello to the test suite.")])
@@ -225,6 +271,17 @@ def scenario(agent: str, name: str) -> Scenario:
                              {"text": "Subagent result: the command printed from-subagent.",
                               "tool_calls": [{"tool": "finish_subagent",
                                               "result": "Subagent result: the command printed from-subagent."}]}],
+            }, [Invocation(f"{p} Delegate a command to a subagent.")])
+        if AGENTS[agent].store:
+            # OpenCode's and Kilo CLI's task tool runs the subagent in a child session and waits for it
+            return Scenario(name, {
+                "subagent_marker": marker,
+                "main": [{"text": "I will delegate this.",
+                          "tool_calls": [{"name": "task", "input": {
+                              "description": "Run a command", "prompt": sub_prompt, "subagent_type": "general"}}]},
+                         {"text": "The subagent reported from-subagent."}],
+                "subagent": [{"tool_calls": [shell("echo from-subagent", "from-subagent", False, 0)]},
+                             {"text": "Subagent result: the command printed from-subagent."}],
             }, [Invocation(f"{p} Delegate a command to a subagent.")])
         if agent == "copilot":
             # the task tool in sync mode waits for the subagent
@@ -567,15 +624,154 @@ class CopilotAdapter:
         return [home / ".copilot" / "session-state"]
 
 
-ADAPTERS = {"claude": ClaudeAdapter(), "codex": CodexAdapter(), "gemini": GeminiAdapter(), "copilot": CopilotAdapter()}
+STORE_PROVIDER = "fake"
+STORE_MODEL = "fake-model"
+
+
+class OpenCodeAdapter:
+    """OpenCode: ``opencode run --format json`` with a provider in ``~/.config/opencode/opencode.json``
+    whose base URL is the server. Sessions go to the SQLite store ``~/.local/share/opencode/opencode.db``."""
+
+    config_dir = "opencode"        # under ~/.config and ~/.local/share
+    config_file = "opencode.json"
+    schema = "https://opencode.ai/config.json"
+    env_prefix = "OPENCODE"
+    store = "opencode.db"
+
+    def unsupported(self, name: str, exe: Path | None = None) -> str | None:
+        return None
+
+    def config(self, base_url: str, scen: Scenario) -> dict:
+        return {
+            "$schema": self.schema,
+            "autoupdate": False,
+            "share": "disabled",
+            "model": f"{STORE_PROVIDER}/{STORE_MODEL}",
+            "small_model": f"{STORE_PROVIDER}/{STORE_MODEL}",   # the title request's model
+            # only the scripted provider: no model list fetched for built-in providers (Kilo's gateway)
+            "enabled_providers": [STORE_PROVIDER],
+            "provider": {STORE_PROVIDER: {
+                # an AI SDK provider package bundled in the binary: @ai-sdk/openai-compatible sends Chat
+                # Completions requests, @ai-sdk/anthropic Messages requests
+                "npm": scen.config.get("provider_npm", "@ai-sdk/openai-compatible"),
+                "name": "Scripted test server",
+                "options": {"baseURL": base_url + "/v1", "apiKey": "test"},
+                "models": {STORE_MODEL: {
+                    "name": "Fake model", "tool_call": True, "reasoning": True, "attachment": False,
+                    # USD per million tokens: the stored cost is checkable
+                    "cost": {"input": 1, "output": 2, "cache_read": 0.5, "cache_write": 1.25},
+                    "limit": {"context": 200000, "output": 8192}}}}},
+            # run never stops to ask (ls /nonexistent is outside the project)
+            "permission": {"bash": "allow", "edit": "allow", "external_directory": "allow", "task": "allow"},
+        }
+
+    def prepare(self, home: Path, project: Path, base_url: str, scen: Scenario) -> None:
+        conf = home / ".config" / self.config_dir
+        conf.mkdir(parents=True, exist_ok=True)
+        (conf / self.config_file).write_text(json.dumps(self.config(base_url, scen), indent=2))
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = base_env(home, exe)
+        # on every start the agent's embedded npm client installs its plugin package into each config
+        # directory in the background: offline, it logs a warning and goes on
+        e["npm_config_offline"] = "true"
+        for k in ("DISABLE_MODELS_FETCH", "DISABLE_AUTOUPDATE", "DISABLE_SHARE", "DISABLE_LSP_DOWNLOAD",
+                  "DISABLE_DEFAULT_PLUGINS", "DISABLE_CLAUDE_CODE", "DISABLE_EXTERNAL_SKILLS"):
+            e[f"{self.env_prefix}_{k}"] = "1"
+        return e
+
+    def argv(self, exe: Path, inv: Invocation, first_session: str | None, image: Path | None) -> tuple[list, str | None]:
+        a = [str(exe), "run", "--format", "json", "--print-logs", "--log-level", "INFO"]
+        if inv.mode == "continue":
+            a += ["--continue"]
+        elif inv.mode == "resume":
+            a += ["--session", first_session]
+        if inv.stdin:
+            return a, inv.prompt
+        # run joins its message arguments and wraps each that holds a space in double quotes: the
+        # prompt is sent and stored as "…"
+        return a + [inv.prompt], None
+
+    def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
+        # --format json: one event a line, each with the sessionID
+        for line in stdout.splitlines():
+            try:
+                d = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d.get("sessionID"):
+                return d["sessionID"]
+        return None
+
+    def store_dir(self, home: Path) -> Path:
+        return home / ".local" / "share" / self.config_dir
+
+    def collect(self, home: Path, scen_dir: Path) -> list[str]:
+        """Copies the store (the database and its -wal and -shm, together) into the scenario
+        directory once the agent has exited: nothing is checkpointed at exit, so the rows of the
+        last process are in the -wal."""
+        copied = []
+        for suffix in ("", "-wal", "-shm"):
+            f = self.store_dir(home) / (self.store + suffix)
+            if f.is_file():
+                shutil.copy2(f, scen_dir / f.name)
+                copied.append(f.name)
+        return copied
+
+    def session_roots(self, home: Path) -> list[Path]:
+        # the store copied beside home/ (agentlog takes the -wal and -shm beside it)
+        return [home.parent / self.store]
+
+
+class KiloAdapter(OpenCodeAdapter):
+    """Kilo CLI (an OpenCode fork): ``kilo run --format json`` with a provider in
+    ``~/.config/kilo/kilo.json``. Sessions go to ``~/.local/share/kilo/kilo.db``."""
+
+    config_dir = "kilo"
+    config_file = "kilo.json"
+    schema = "https://app.kilo.ai/config.json"
+    env_prefix = "KILO"
+    store = "kilo.db"
+
+    def env(self, home: Path, exe: Path, base_url: str) -> dict:
+        e = super().env(home, exe, base_url)
+        e.update({"KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_SESSION_INGEST": "1", "KILO_NO_DAEMON": "1",
+                  "KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1"})
+        return e
+
+
+ADAPTERS = {"claude": ClaudeAdapter(), "codex": CodexAdapter(), "gemini": GeminiAdapter(), "copilot": CopilotAdapter(),
+            "opencode": OpenCodeAdapter(), "kilo": KiloAdapter()}
 
 
 def session_files(agent: str, home: Path) -> list[Path]:
+    """The session files of a scenario: the JSONL files under the agent's roots, or the store's
+    database file (not its -wal and -shm)."""
     out = []
     for root in ADAPTERS[agent].session_roots(home):
-        if root.exists():
+        if AGENTS[agent].store:
+            out += [root] if root.is_file() else []
+        elif root.exists():
             out += sorted(p for p in root.rglob("*.jsonl") if p.is_file())
     return out
+
+
+def store_files(db: Path) -> list[Path]:
+    """A store's database file with its -wal and -shm, those that exist."""
+    return [f for f in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")) if f.is_file()]
+
+
+def store_query(db: Path, sql: str) -> list[tuple]:
+    """Rows of a query on a copy of a store (database, -wal and -shm copied together into a
+    temporary directory): opening the store itself would checkpoint its -wal into it."""
+    with tempfile.TemporaryDirectory(prefix="agentlog-store-") as tmp:
+        for f in store_files(db):
+            shutil.copy2(f, Path(tmp) / f.name)
+        con = sqlite3.connect(Path(tmp) / db.name)
+        try:
+            return con.execute(sql).fetchall()
+        finally:
+            con.close()
 
 
 def _run(argv, env, cwd, stdin, timeout):
@@ -596,7 +792,12 @@ def _run(argv, env, cwd, stdin, timeout):
     return rc, out, err, time.monotonic() - t0
 
 
-def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump_requests: bool = False) -> dict:
+def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump_requests: bool = False,
+                 shared_home: bool = False) -> dict:
+    """Runs one scenario into ``out/<agent>-<version>/<scenario>/``. With ``shared_home`` the
+    agent's HOME is ``out/<agent>-<version>/home``, kept from one scenario to the next (the
+    scenario's ``home`` is a link to it), so that the scenarios run one after another write into
+    the same store."""
     adapter = ADAPTERS[agent]
     scen = scenario(agent, name)
     scen_dir = out / f"{agent}-{version}" / name
@@ -604,7 +805,11 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
         shutil.rmtree(scen_dir)
     scen_dir.mkdir(parents=True)
     home = scen_dir / "home"
-    home.mkdir()
+    if shared_home:
+        (scen_dir.parent / "home").mkdir(exist_ok=True)
+        home.symlink_to(Path("..") / "home", target_is_directory=True)
+    else:
+        home.mkdir()
     reason = scen.unsupported or adapter.unsupported(name, exe)
     if reason:
         (scen_dir / "ledger.json").write_text(json.dumps({"meta": {"agent": agent, "version": version, "scenario": name,
@@ -641,9 +846,13 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
             sid = adapter.session_id(stdout, stderr, home)
             if first_session is None:
                 first_session = sid
+            shown = [Path(argv[0]).name] + argv[1:]
+            if inv.image:
+                shown += ["< stream-json user message with image"]
+            elif inv.stdin:
+                shown += ["< the prompt"]
             invocations.append({"index": i, "prompt": inv.prompt, "kind": inv.kind, "mode": inv.mode,
-                                "image": inv.image, "argv": [Path(argv[0]).name] + argv[1:] if not inv.image else
-                                [Path(argv[0]).name] + argv[1:] + ["< stream-json user message with image"],
+                                "image": inv.image, "stdin": inv.stdin, "argv": shown,
                                 "exit": rc, "seconds": round(secs, 2), "session_id": sid,
                                 "stdout_tail": stdout[-3000:], "stderr_tail": stderr[-3000:]})
             srv.ledger.note(invocations=invocations)
@@ -652,12 +861,17 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
     finally:
         srv.stop()
         shutil.rmtree(project, ignore_errors=True)
+    if AGENTS[agent].store:
+        srv.ledger.note(store_files=adapter.collect(home, scen_dir))
     files = session_files(agent, home)
     srv.ledger.note(agent=agent, version=version, scenario=name, project=str(project), home=str(home),
                     session_roots=[str(r) for r in adapter.session_roots(home)],
                     session_files=[str(f.relative_to(scen_dir)) for f in files],
-                    typed=[{"text": i.prompt, "kind": i.kind, "image": i.image} for i in scen.invocations],
+                    typed=[{"text": i.prompt, "kind": i.kind, "image": i.image, "stdin": i.stdin}
+                           for i in scen.invocations],
                     remaining_steps=srv.script.remaining(), invocations=invocations)
+    if shared_home:
+        srv.ledger.note(shared_home=str(scen_dir.parent / "home"))
     # a slash command that reached the model as a prompt: the version has no such command in its
     # non-interactive mode (Copilot CLI 1.0.20 and older with /compact)
     sent = [i.prompt for i in scen.invocations if i.kind == "command"
@@ -687,20 +901,28 @@ def cmd_run(a) -> int:
     if unknown:
         print(f"unknown agent(s): {', '.join(unknown)} (known: {', '.join(AGENTS)})", file=sys.stderr)
         return 2
-    names = SCENARIOS if a.scenario == "all" else a.scenario.split(",")
     out = Path(a.out).resolve()
-    jobs = []
+    jobs = []  # each job: scenarios run one after another
     for ag in agents:
         spec = AGENTS[ag]
+        names = list(spec.scenarios) if a.scenario == "all" else a.scenario.split(",")
         version = resolve_version(spec, a.version)
         exe = install(spec, version)
         warm_up(ag, exe)
-        jobs += [(ag, version, exe, n) for n in names]
+        if a.shared_home:
+            shutil.rmtree(out / f"{ag}-{version}" / "home", ignore_errors=True)
+            jobs.append([(ag, version, exe, n) for n in names])
+        else:
+            jobs += [[(ag, version, exe, n)] for n in names]
+
+    def run_job(job):
+        return [run_scenario(ag, v, exe, n, out, a.dump_requests, a.shared_home) for ag, v, exe, n in job]
+
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as pool:
-        futs = [pool.submit(run_scenario, ag, v, exe, n, out, a.dump_requests) for ag, v, exe, n in jobs]
+        futs = [pool.submit(run_job, job) for job in jobs]
         for f in futs:
-            rows.append(f.result())
+            rows += f.result()
     print("| agent | version | scenario | exit status | session files written |")
     print("|---|---|---|---|---|")
     for r in rows:
@@ -723,6 +945,32 @@ def agentlog(*args, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([str(agentlog_bin()), *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
+_readers: dict = {}
+
+
+def agentlog_reads(agent: str) -> bool:
+    """Whether the agentlog binary has a reader for the agent: the agent's short name (``claude``,
+    ``opencode``, ...) is a value of ``convert --from`` (the readers of the SQLite stores came
+    later than the others)."""
+    name = AGENTS[agent].name
+    key = (str(agentlog_bin()), name)
+    if key not in _readers:
+        if not agentlog_bin().exists():
+            return False
+        p = agentlog("convert", "--help")
+        # the --from option's part of the help, up to the next option (--agent lists agents too)
+        m = re.search(r"^\s+(?:-\w, )?--from\b.*?(?=^\s+(?:-\w, )?--[a-z]|\Z)", p.stdout, re.M | re.S)
+        values = m.group(0) if m and p.returncode == 0 else ""
+        _readers[key] = bool(re.search(rf"^\s*-\s*{re.escape(name)}:", values, re.M)
+                             or re.search(rf"possible values:[^\]]*\b{re.escape(name)}\b", values))
+    return _readers[key]
+
+
+def file_digests(files: list[Path]) -> dict:
+    """SHA-256 of each file, by name."""
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in files}
+
+
 @dataclass
 class Converted:
     scen_dir: Path
@@ -733,6 +981,8 @@ class Converted:
     convert_rc: int
     convert_stderr: str
     unified: Path
+    store_before: dict = field(default_factory=dict)  # SQLite stores: digests of the files before ...
+    store_after: dict = field(default_factory=dict)   # ... and after converting them
 
 
 def load_ledger(scen_dir: Path) -> dict:
@@ -751,12 +1001,15 @@ def convert(scen_dir: Path, work: Path) -> Converted:
     report_path = work / "report.json"
     if not roots:
         return Converted(scen_dir, ledger, files, [], {}, -1, "no session directory", unified)
+    store = [f for db in files for f in store_files(db)] if AGENTS[agent].store else []
+    before = file_digests(store)
     p = agentlog("convert", *roots, "--to", "unified", "-o", unified, "--report", report_path, "--color", "never")
     events = []
     if unified.exists():
         events = [json.loads(l) for l in unified.read_text().splitlines() if l.strip()]
     report = json.loads(report_path.read_text()) if report_path.exists() else {}
-    return Converted(scen_dir, ledger, files, events, report, p.returncode, p.stderr, unified)
+    return Converted(scen_dir, ledger, files, events, report, p.returncode, p.stderr, unified,
+                     before, file_digests([f for f in store if f.exists()]))
 
 
 def served_responses(ledger: dict) -> list[dict]:
@@ -765,14 +1018,24 @@ def served_responses(ledger: dict) -> list[dict]:
             and "usage" in (e.get("response") or {})]
 
 
+def is_title_request(e: dict) -> bool:
+    """OpenCode's title request (its small model names a new session): served, but its usage is
+    stored nowhere."""
+    return (e.get("system_head") or "").lstrip().startswith("You are a title generator")
+
+
 def logged_responses(c: Converted) -> list[dict]:
     """Served responses the agent wrote into a session file: those whose id a file holds (found by
     plain text search). Gemini CLI does not write the API's ``responseId``, nor does Copilot CLI
     1.0.20 its ``apiCallId``: there a response of the chat (main thread and subagents) counts when
     its text or a tool call id is in a file (a ``gemini`` message / an ``assistant.message``);
-    compression requests are not written."""
+    compression requests are not written. OpenCode and Kilo CLI store no response id either, but
+    an assistant message (with its usage) for every response of a session: all responses count
+    but OpenCode's title request."""
     served = served_responses(c.ledger)
     agent = c.ledger["meta"]["agent"]
+    if AGENTS[agent].store:
+        return [e for e in served if not is_title_request(e)]
     raw = "\n".join(f.read_text(errors="replace") for f in c.files)
     if agent == "gemini" or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
         # no response id to look for: a response of the chat (not a compression) whose text or
@@ -807,6 +1070,17 @@ def expected_usage(agent: str, e: dict) -> dict:
         return {"input_tokens": served["prompt_tokens"] - cached, "cache_read_tokens": cached,
                 "output_tokens": served["completion_tokens"],
                 "reasoning_tokens": served["completion_tokens_details"]["reasoning_tokens"]}
+    if AGENTS[agent].store:
+        # message.data.tokens: input is fresh input, reasoning is beside output; cache writes exist
+        # on the Anthropic API only, reasoning counts on Chat Completions only (stored as 0 otherwise)
+        if e.get("api") == "openai-chat-completions":
+            cached = served["prompt_tokens_details"]["cached_tokens"]
+            return {"input_tokens": served["prompt_tokens"] - cached, "cache_read_tokens": cached,
+                    "cache_write_tokens": 0, "output_tokens": served["completion_tokens"],
+                    "reasoning_tokens": served["completion_tokens_details"]["reasoning_tokens"]}
+        return {"input_tokens": served["input_tokens"], "cache_read_tokens": served["cache_read_input_tokens"],
+                "cache_write_tokens": served["cache_creation_input_tokens"], "output_tokens": served["output_tokens"],
+                "reasoning_tokens": 0}
     k = e["response"]["usage_k"]
     u = model_server.usage_for(k, reasoning=bool(e["response"].get("thinking")))
     if agent == "claude":
@@ -818,6 +1092,8 @@ def expected_usage(agent: str, e: dict) -> dict:
 
 def usage_keys(agent: str) -> list[str]:
     """The unified usage counts an agent's files give per response."""
+    if AGENTS[agent].store:
+        return ["input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens"]
     return ["input_tokens", "cache_read_tokens", "output_tokens"] + (
         ["cache_write_tokens"] if agent == "claude" else ["reasoning_tokens"])
 
@@ -843,11 +1119,13 @@ def user_messages(events: list[dict]) -> list[dict]:
 
 def says(ev: dict, text: str) -> bool:
     """A message event's text is ``text``, or one of its text parts is (Codex puts an attached
-    image's ``<image ...>`` wrapper in text parts of their own before the prompt)."""
+    image's ``<image ...>`` wrapper in text parts of their own before the prompt). The text may be
+    in double quotes: OpenCode's and Kilo CLI's ``run`` wraps each argument that holds a space in
+    them, and sends and stores the prompt so."""
     p = ev["payload"]
-    if (p.get("text") or "").strip() == text:
-        return True
-    return any(pt.get("type") == "text" and (pt.get("text") or "").strip() == text for pt in p.get("parts") or [])
+    texts = [p.get("text")] + [pt.get("text") for pt in p.get("parts") or [] if pt.get("type") == "text"]
+    quoted = '"' + text.replace('"', '\\"') + '"'
+    return any((t or "").strip() in (text, quoted) for t in texts)
 
 
 def summarize(scen_dir: Path, work: Path) -> dict:
@@ -857,8 +1135,13 @@ def summarize(scen_dir: Path, work: Path) -> dict:
     if meta.get("unsupported"):
         return {"agent": meta["agent"], "version": meta["version"], "scenario": meta["scenario"],
                 "note": "unsupported: " + meta["unsupported"]}
-    lines = sum(1 for f in c.files for l in f.read_text(errors="replace").splitlines() if l.strip())
     agent = meta["agent"]
+    if AGENTS[agent].store:
+        # rows of the session, message and part tables
+        lines = sum(store_query(f, "SELECT (SELECT count(*) FROM session) + (SELECT count(*) FROM message)"
+                                   " + (SELECT count(*) FROM part)")[0][0] for f in c.files)
+    else:
+        lines = sum(1 for f in c.files for l in f.read_text(errors="replace").splitlines() if l.strip())
     typed = [t["text"] for t in typed_prompts(c.ledger) if t["kind"] == "message"]
     found = sum(1 for t in typed if any(says(ev, t) and not ev.get("injected") for ev in user_messages(c.events)))
     logged = logged_responses(c)
@@ -890,7 +1173,8 @@ def cmd_table(a) -> int:
         for ledger in sorted(root.glob("*/*/ledger.json")):
             scen_dir = ledger.parent
             rows.append(summarize(scen_dir, Path(tmp) / scen_dir.parent.name / scen_dir.name))
-    print("| agent | version | scenario | lines | events | typed prompts not injected | tool calls (converted/served) "
+    print("| agent | version | scenario | lines (SQLite: rows) | events | typed prompts not injected "
+          "| tool calls (converted/served) "
           "| input tokens (served/converted) | output tokens (served/converted) | unknown events |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -909,12 +1193,16 @@ def main(argv=None) -> int:
     r = sub.add_parser("run", help="install the agents, run the scenarios, write session files and ledgers")
     r.add_argument("--agent", default="all", help=f"all, or a comma-separated list of: {', '.join(AGENTS)}")
     r.add_argument("--version", default="pinned", help="pinned (default), newest, or X.Y.Z")
-    r.add_argument("--scenario", default="all", help=f"all, or a comma-separated list of: {', '.join(SCENARIOS)}")
+    r.add_argument("--scenario", default="all",
+                   help=f"all (each agent's own), or a comma-separated list of: {', '.join(ALL_SCENARIOS)}")
     r.add_argument("--out", required=True, help="output directory")
     r.add_argument("--jobs", type=int, default=2, help="scenarios run side by side (default 2)")
     r.add_argument("--dump-requests", action="store_true", help="also keep every request body under <scenario>/requests/")
     r.add_argument("--lean", action="store_true",
                    help="Claude Code with only the Bash and Agent tools and a short system prompt (smaller files)")
+    r.add_argument("--shared-home", action="store_true",
+                   help="one HOME per agent for all its scenarios, run one after another: OpenCode's and Kilo "
+                        "CLI's store then holds the sessions of every scenario run so far")
     t = sub.add_parser("table", help="convert a run's session files with agentlog and print a Markdown table")
     t.add_argument("dir")
     t.add_argument("--bin", help="agentlog binary (default $AGENTLOG_BIN or target/debug/agentlog)")
@@ -925,8 +1213,7 @@ def main(argv=None) -> int:
     if a.cmd == "table":
         return cmd_table(a)
     for s in AGENTS.values():
-        print(f"{s.name}: npm {s.package}@{s.pinned}")
-    print("scenarios:", " ".join(SCENARIOS))
+        print(f"{s.name}: npm {s.package}@{s.pinned}; scenarios: {' '.join(s.scenarios)}")
     return 0
 
 

@@ -10,7 +10,15 @@ model served, what the agent ran).
 
 ``$AGENTLOG_BIN`` names the agentlog binary (default target/debug/agentlog,
 relative to the repository root).  Cases skip when the binary is missing or
-the agents cannot be installed (no npm, no registry).
+the agents cannot be installed (no npm, no registry); the conversion checks
+of OpenCode and Kilo CLI skip when the binary has no reader for them (their
+name is not a value of ``convert --from``).
+
+OpenCode and Kilo CLI keep their sessions in a SQLite store (the database
+with its -wal and -shm): a case's session file is the database, each of its
+sessions one unit of agentlog's output.  They store no response id, so each
+served response is paired with the usage event that has its counts, which
+the server makes distinct.
 """
 
 from __future__ import annotations
@@ -49,7 +57,7 @@ def _cases():
         found = sorted((p.parent.parent.name, p.parent.name) for p in root.glob("*/*/ledger.json"))
         return [f"{d}/{s}" for d, s in found]
     agents = {a: spec for a, spec in harness.AGENTS.items() if not ONLY or a in ONLY}
-    return [f"{a}-{spec.pinned}/{s}" for a, spec in agents.items() for s in harness.SCENARIOS]
+    return [f"{a}-{spec.pinned}/{s}" for a, spec in agents.items() for s in spec.scenarios]
 
 
 CASES = _cases()
@@ -76,16 +84,35 @@ def runs_dir(tmp_path_factory) -> Path:
 _converted: dict[str, harness.Converted] = {}
 
 
+def _ledger_of(runs_dir: Path, name: str) -> dict:
+    """The case's ledger; skips unsupported scenarios and runs that shared a HOME."""
+    scen_dir = runs_dir / name
+    if not (scen_dir / "ledger.json").exists():
+        pytest.fail(f"the harness wrote no ledger for {name}")
+    ledger = harness.load_ledger(scen_dir)
+    meta = ledger["meta"]
+    if meta.get("unsupported"):
+        pytest.skip(f"{name}: {meta['unsupported']}")
+    if meta.get("shared_home"):
+        pytest.skip(f"{name}: run with --shared-home, the files hold the sessions of other scenarios too")
+    return ledger
+
+
+@pytest.fixture
+def ran(request, runs_dir) -> dict:
+    """The ledger of a case, for the checks that need no conversion."""
+    return _ledger_of(runs_dir, request.param)
+
+
 @pytest.fixture
 def case(request, runs_dir, tmp_path_factory) -> harness.Converted:
     name = request.param
     if name not in _converted:
         scen_dir = runs_dir / name
-        if not (scen_dir / "ledger.json").exists():
-            pytest.fail(f"the harness wrote no ledger for {name}")
-        meta = harness.load_ledger(scen_dir)["meta"]
-        if meta.get("unsupported"):
-            pytest.skip(f"{name}: {meta['unsupported']}")
+        agent = _ledger_of(runs_dir, name)["meta"]["agent"]
+        if harness.AGENTS[agent].store and not harness.agentlog_reads(agent):
+            # not _skip: a binary built before the reader existed is no failure of the agents
+            pytest.skip(f"{harness.agentlog_bin()} has no reader for {agent} (not a value of convert --from)")
         _converted[name] = harness.convert(scen_dir, tmp_path_factory.mktemp(name.replace("/", "-")))
     c = _converted[name]
     if not c.files:
@@ -98,6 +125,10 @@ def cases(fn):
     return pytest.mark.parametrize("case", CASES, indirect=True)(fn)
 
 
+def runs(fn):
+    return pytest.mark.parametrize("ran", CASES, indirect=True)(fn)
+
+
 # ---------------------------------------------------------------------------
 # helpers
 
@@ -108,6 +139,16 @@ def _agent(c) -> str:
 
 def _scenario(c) -> str:
     return c.ledger["meta"]["scenario"]
+
+
+def _store(c) -> bool:
+    """Whether the agent keeps its sessions in a SQLite store (OpenCode, Kilo CLI)."""
+    return bool(harness.AGENTS[_agent(c)].store)
+
+
+def _skip_store(c, why: str) -> None:
+    if _store(c):
+        pytest.skip(why)
 
 
 def _is_main_thread(ev) -> bool:
@@ -181,15 +222,15 @@ _says = harness.says
 # the checks
 
 
-@cases
-def test_agent_ran_the_scenario(case):
+@runs
+def test_agent_ran_the_scenario(ran):
     """Every agent process exited 0, and the model served exactly the scripted steps."""
-    meta = case.ledger["meta"]
+    meta = ran["meta"]
     inv = meta.get("invocations") or []
     assert len(inv) == len(meta.get("typed") or []), f"not every invocation ran: {json.dumps(inv, indent=1)[-2000:]}"
     bad = [(i["index"], i["exit"], i["stderr_tail"][-800:]) for i in inv if i["exit"] != 0]
     assert not bad, f"agent exit status: {bad}"
-    unscripted = [(e["channel"], e.get("last_user_text", "")[:120]) for e in case.ledger["entries"] if e.get("unscripted")]
+    unscripted = [(e["channel"], e.get("last_user_text", "")[:120]) for e in ran["entries"] if e.get("unscripted")]
     assert not unscripted, f"requests beyond the script: {unscripted}"
     left = {k: v for k, v in (meta.get("remaining_steps") or {}).items() if v}
     assert not left, f"scripted steps never requested: {left}"
@@ -204,6 +245,7 @@ def test_convert_exit_status(case):
 @cases
 def test_every_line_accounted_for(case):
     """Every non-empty line is an event's source line, a merged line, or a diagnostic (README, Promises)."""
+    _skip_store(case, "a SQLite store has no lines (test_every_store_session_converted)")
     missing = []
     for f, (by_event, merged, diagnosed) in _accounting(case).items():
         for n in _nonempty_lines(f):
@@ -215,6 +257,7 @@ def test_every_line_accounted_for(case):
 @cases
 def test_no_line_only_diagnosed(case):
     """Lines of a real agent's files map to events: none is only skipped with a diagnostic."""
+    _skip_store(case, "a SQLite store has no lines (test_every_store_session_converted)")
     skipped = []
     for f, (by_event, merged, diagnosed) in _accounting(case).items():
         for n in sorted(diagnosed - by_event - merged):
@@ -302,6 +345,11 @@ def test_answers_and_reasoning(case):
     assert not problems, "\n".join(problems)
 
 
+# The name under which OpenCode stores a call of a tool it did not offer (the arguments are lost:
+# its input is the tool's name and an error).
+INVALID_TOOL = "invalid"
+
+
 @cases
 def test_tool_calls_and_outputs(case):
     """Each tool call served is a tool_call with its id, name and input; its output says what the command did."""
@@ -314,28 +362,58 @@ def test_tool_calls_and_outputs(case):
                 problems.append(f"tool call {call_id} ({call['name']}) missing")
                 continue
             p = calls[0]["payload"]
-            if p.get("name") != call["name"]:
-                problems.append(f"tool call {call['id']}: name {p.get('name')!r}, served {call['name']!r}")
-            if p.get("input") != call["input"]:
-                problems.append(f"tool call {call['id']}: input {p.get('input')!r}, served {call['input']!r}")
+            ab = call.get("abstract") or {}
+            if not (ab.get("unknown_tool") and p.get("name") == INVALID_TOOL):
+                # (OpenCode stores the call of an unknown tool as `invalid`, without its arguments)
+                if p.get("name") != call["name"]:
+                    problems.append(f"tool call {call['id']}: name {p.get('name')!r}, served {call['name']!r}")
+                if p.get("input") != call["input"]:
+                    problems.append(f"tool call {call['id']}: input {p.get('input')!r}, served {call['input']!r}")
             outs = [ev for ev in case.events if ev["kind"] == "tool_output" and ev["payload"].get("call_id") == call_id]
             if not outs:
                 problems.append(f"tool output of {call['id']} ({call['name']}) missing")
                 continue
             o = outs[0]["payload"]
-            ab = call.get("abstract") or {}
             if ab.get("tool") == "shell":
                 if ab["expect_output"] not in (o.get("text") or ""):
                     problems.append(f"output of {ab['command']!r}: {o.get('text')!r} lacks {ab['expect_output']!r}")
                 if o.get("failed") is not ab["expect_failed"]:
                     problems.append(f"output of {ab['command']!r}: failed={o.get('failed')!r}, "
                                     f"the command {'failed' if ab['expect_failed'] else 'succeeded'}")
-                if o.get("exit_code") not in (None, ab["expect_exit_code"]):
+                # the SQLite stores keep every command's exit status (metadata.exit)
+                known = (ab["expect_exit_code"],) if _store(case) else (None, ab["expect_exit_code"])
+                if o.get("exit_code") not in known:
                     problems.append(f"output of {ab['command']!r}: exit_code={o.get('exit_code')!r}, "
                                     f"was {ab['expect_exit_code']}")
+            elif "expect_output" in ab or "expect_failed" in ab:
+                # a named call with what its output should say (tool-error)
+                if ab.get("expect_output", "").lower() not in (o.get("text") or "").lower():
+                    problems.append(f"output of {call['name']} {call['id']}: {o.get('text')!r:.200} lacks "
+                                    f"{ab['expect_output']!r}")
+                if "expect_failed" in ab and o.get("failed") is not ab["expect_failed"]:
+                    problems.append(f"output of {call['name']} {call['id']}: failed={o.get('failed')!r}, "
+                                    f"the tool {'failed' if ab['expect_failed'] else 'succeeded'}")
             elif o.get("failed"):
                 problems.append(f"output of {call['name']} {call['id']} is marked failed: {o.get('text')!r:.200}")
     assert not problems, "\n".join(problems)
+
+
+@cases
+def test_failed_command_exit_code(case):
+    """A command that failed (`ls /nonexistent`, exit 2) is a failed tool_output with its exit code,
+    where the agent keeps it (the SQLite stores do)."""
+    if not _store(case):
+        pytest.skip("checked with the other tool outputs (test_tool_calls_and_outputs)")
+    failing = [c for e in _served_in_sessions(case) for c in e["response"].get("tool_calls") or []
+               if (c.get("abstract") or {}).get("tool") == "shell" and c["abstract"]["expect_failed"]]
+    if not failing:
+        pytest.skip("no failing command in this scenario")
+    for call in failing:
+        outs = [ev["payload"] for ev in case.events if ev["kind"] == "tool_output"
+                and ev["payload"].get("call_id") == harness.logged_call_id(_agent(case), call)]
+        assert outs, f"no tool output for {call['id']} ({call['abstract']['command']})"
+        assert (outs[0].get("exit_code"), outs[0].get("failed")) == (call["abstract"]["expect_exit_code"], True), \
+            f"{call['abstract']['command']}: exit_code={outs[0].get('exit_code')!r}, failed={outs[0].get('failed')!r}"
 
 
 def _usage_fields(u: dict, expected: dict) -> dict:
@@ -343,7 +421,8 @@ def _usage_fields(u: dict, expected: dict) -> dict:
 
 
 def _pair_usage(case):
-    """Pairs logged responses with usage events: by response id, else in order within a thread.
+    """Pairs logged responses with usage events: by response id, else (OpenCode, Kilo CLI) by the
+    counts, which the server makes distinct for every response, else in order within a thread.
 
     Returns (pairs, responses left without a usage event, usage events left over)."""
     logged = _served_in_sessions(case)
@@ -359,6 +438,11 @@ def _pair_usage(case):
             unmatched.remove(hits[0])
         else:
             left.append(e)
+    if _store(case):
+        # the stores keep no response id, and usage events do not come in serving order across
+        # sessions (the subagent's child session; OpenCode's title request served beside the first
+        # response); what is left after this is paired in order below, to show the differences
+        left = _pair_by_counts(case, left, unmatched, pairs)
     # the rest in order, thread by thread (a usage event's session_id is the thread that wrote it);
     # where the requests name no thread (Gemini CLI, Copilot CLI), the main thread's events for the
     # main channel and the subagents' for the subagent channel
@@ -381,6 +465,21 @@ def _pair_usage(case):
             unmatched.remove(ev)
         still += responses[len(candidates):]
     return pairs, still, unmatched
+
+
+def _pair_by_counts(case, responses, unmatched, pairs):
+    """Pairs each response with the usage event that has the counts it served (taken out of
+    ``unmatched``, added to ``pairs``); returns the responses without one."""
+    left = []
+    for e in responses:
+        want = harness.expected_usage(_agent(case), e)
+        hits = [ev for ev in unmatched if _usage_fields(ev["payload"]["usage"] or {}, want) == want]
+        if hits:
+            pairs.append((e, hits[0]))
+            unmatched.remove(hits[0])
+        else:
+            left.append(e)
+    return left
 
 
 def _shutdown_remainder(ev) -> bool:
@@ -450,6 +549,7 @@ def test_usage_per_response(case):
 def test_usage_names_its_response(case):
     """A usage event carries the id of its response (Claude Code `message.id`, Codex
     `token_usage_record.response_id`, Copilot CLI `apiCallId`), since the session file names it."""
+    _skip_store(case, "OpenCode and Kilo CLI do not store the API's response id")
     raw = "\n".join(f.read_text(errors="replace") for f in case.files)
     if not any(e["response"]["id"] in raw for e in _served_in_sessions(case)):
         # Gemini CLI (responseId), Copilot CLI 1.0.20 and older (apiCallId)
@@ -525,8 +625,88 @@ def test_scenario_specifics(case):
     elif s in ("subagent", "subagent-background"):
         sub = [ev for ev in case.events if ev.get("is_sidechain") or ev.get("agent_id") or ev.get("parent_session_id")]
         assert sub, "no event of the subagent (is_sidechain / agent_id / parent_session_id)"
+        if _store(case):
+            _check_child_session(case)
     elif s == "api-error":
         errs = [e for e in case.ledger["entries"] if (e.get("response") or {}).get("status", 200) >= 500]
         assert errs, "the server served no error"
+    elif s.endswith("-anthropic"):
+        apis = {e.get("api") for e in harness.served_responses(case.ledger)}
+        assert apis == {"anthropic-messages"}, f"responses served on {apis}"
     else:
         pytest.skip("nothing specific to check")
+
+
+def _check_child_session(case):
+    """OpenCode's and Kilo CLI's subagent runs in a child session of the store (`parent_id`): every
+    event of it names the session of the typed prompt as its parent."""
+    marker = harness.scenario(_agent(case), _scenario(case)).script["subagent_marker"]
+    typed = _typed_messages(case)
+    main = {ev["session_id"] for ev in harness.user_messages(case.events) if any(_says(ev, t) for t in typed)}
+    child = {ev["session_id"] for ev in harness.user_messages(case.events) if marker in _visible_text(ev)}
+    assert len(main) == 1 and len(child) == 1 and main != child, \
+        f"sessions of the typed prompt {main}, of the subagent's prompt {child}"
+    events = [ev for ev in case.events if ev["session_id"] in child]
+    orphans = [ev for ev in events if ev.get("parent_session_id") not in main]
+    assert not orphans, (f"{len(orphans)} of the child session's {len(events)} events do not name {main} as their "
+                         f"parent: {sorted({(ev['kind'], ev.get('parent_session_id')) for ev in orphans})}")
+    in_main = [ev for ev in case.events if ev["session_id"] in main and ev.get("parent_session_id")]
+    assert not in_main, f"{len(in_main)} events of the main session name a parent session"
+
+
+@cases
+def test_events_name_the_agent(case):
+    """Every event names the agent that wrote the files (`agent`: claude-code, codex, gemini-cli,
+    copilot-cli, opencode, kilo)."""
+    want = harness.AGENTS[_agent(case)].session_kind
+    got = sorted({ev["agent"] for ev in case.events})
+    assert got == [want], f"agents {got}, want {want!r}"
+
+
+@cases
+def test_every_store_session_converted(case):
+    """Every session of an OpenCode or Kilo CLI store (its `session` table, the subagent's child
+    session included) is a session of the output, and no other."""
+    if not _store(case):
+        pytest.skip("not a SQLite store")
+    stored = {r[0] for db in case.files for r in harness.store_query(db, "SELECT id FROM session")}
+    converted = {ev["session_id"] for ev in case.events}
+    assert stored, "the store holds no session"
+    assert converted == stored, f"sessions converted {sorted(converted)}, stored {sorted(stored)}"
+
+
+def _store_digests(case, digests: dict, shm: bool) -> dict:
+    """The digests of the store's database and -wal, or of its -shm (None where the file is missing)."""
+    names = [n for db in case.files for n in ([db.name + "-shm"] if shm else [db.name, db.name + "-wal"])]
+    return {n: digests.get(n) for n in names}
+
+
+@cases
+def test_store_left_unchanged(case):
+    """Converting a store leaves its database and -wal as they were: no checkpoint, no write, no
+    file made or removed beside them."""
+    if not _store(case):
+        pytest.skip("not a SQLite store")
+    assert case.store_before, "no store files"
+    before = _store_digests(case, case.store_before, shm=False)
+    assert _store_digests(case, case.store_after, shm=False) == before, \
+        f"before {before}, after conversion {_store_digests(case, case.store_after, shm=False)}"
+    assert sorted(case.store_after) == sorted(case.store_before), \
+        f"files before {sorted(case.store_before)}, after {sorted(case.store_after)}"
+    beside = sorted(f.name for db in case.files for f in db.parent.iterdir()
+                    if f.name.startswith(db.name) and f.name not in case.store_before)
+    assert not beside, f"files beside the store after conversion: {beside}"
+
+
+@cases
+def test_store_wal_index_left_unchanged(case):
+    """Converting a store leaves its -shm (the WAL index) as it was too, so that a store kept as a
+    sample (corpus/recorded) stays as the agent left it: a reader that opens the store in place
+    with SQLite writes its read marks into the -shm unless it opens that index read-only."""
+    if not _store(case):
+        pytest.skip("not a SQLite store")
+    before = _store_digests(case, case.store_before, shm=True)
+    if not any(before.values()):
+        pytest.skip("the store has no -shm")
+    assert _store_digests(case, case.store_after, shm=True) == before, \
+        f"before {before}, after conversion {_store_digests(case, case.store_after, shm=True)}"
