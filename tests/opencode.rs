@@ -353,3 +353,98 @@ fn the_archive_keeps_each_session_of_a_database_and_rereads_only_a_changed_one()
     assert!(std::fs::read_to_string(sessions.join("opencode-ses_synthroot0001.jsonl")).unwrap().contains("Renamed"));
     assert!(sessions.join("opencode-ses_synthchild001.jsonl").is_file());
 }
+
+/// The usage counts each model response of a recorded run was served with (fresh input, cache
+/// reads, cache writes, output), from the test server's ledger; the title requests, whose usage
+/// OpenCode keeps nowhere, left out.
+fn served(ledger: &Path) -> Vec<(u64, u64, u64, u64)> {
+    let ledger: Value = serde_json::from_slice(&std::fs::read(ledger).unwrap()).unwrap();
+    let mut served: Vec<(u64, u64, u64, u64)> = ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["channel"] != "side:title" && e["response"]["status"] == 200)
+        .map(|e| {
+            let u = &e["response"]["usage"];
+            let n = |v: &Value| v.as_u64().unwrap_or(0);
+            if u.get("prompt_tokens").is_some() {
+                let cached = n(&u["prompt_tokens_details"]["cached_tokens"]);
+                (n(&u["prompt_tokens"]) - cached, cached, 0, n(&u["completion_tokens"]))
+            } else {
+                let (read, write) = (n(&u["cache_read_input_tokens"]), n(&u["cache_creation_input_tokens"]));
+                (n(&u["input_tokens"]), read, write, n(&u["output_tokens"]))
+            }
+        })
+        .collect();
+    served.sort_unstable();
+    served
+}
+
+#[test]
+fn the_json_files_of_versions_before_the_database_read_with_the_usage_served() {
+    let recorded = common::own_corpus().join("recorded/opencode");
+    let mut runs = 0;
+    for version in ["1.1.65", "1.0.185", "0.5.29"] {
+        for run in std::fs::read_dir(recorded.join(version)).unwrap().map(|e| e.unwrap().path()) {
+            if !run.join("ledger.json").is_file() {
+                continue;
+            }
+            runs += 1;
+            let (report, output) = report(&[run.to_str().unwrap()]);
+            assert_eq!(output.status.code(), Some(0), "{}: {}", run.display(), String::from_utf8_lossy(&output.stderr));
+            // Every file of each session is read: its info, messages and parts.
+            let json_files = walkdir::WalkDir::new(&run)
+                .into_iter()
+                .filter_map(Result::ok)
+                .filter(|e| {
+                    let p = e.path().to_string_lossy();
+                    p.ends_with(".json") && ["/session/", "/message/", "/part/"].iter().any(|d| p.contains(d))
+                })
+                .count() as u64;
+            let lines: u64 = report["files"].as_array().unwrap().iter().map(|f| f["lines"].as_u64().unwrap()).sum();
+            assert_eq!(lines, json_files, "{}", run.display());
+            let events = events(&run);
+            let mut read: Vec<(u64, u64, u64, u64)> = common::usages(&events)
+                .iter()
+                .map(|(_, u)| {
+                    let n = |v: Option<u64>| v.unwrap();
+                    (n(u.input_tokens), n(u.cache_read_tokens), n(u.cache_write_tokens), n(u.output_tokens))
+                })
+                .collect();
+            read.sort_unstable();
+            assert_eq!(read, served(&run.join("ledger.json")), "{}", run.display());
+        }
+    }
+    assert_eq!(runs, 7);
+}
+
+#[test]
+fn exports_of_both_generations_read_with_the_usage_served() {
+    let recorded = common::own_corpus().join("recorded/opencode");
+    let cases = [
+        (vec!["1.18.33/export/tools.json"], "1.18.33/export/tools.ledger.json"),
+        (
+            vec!["1.18.33/export/subagent.json", "1.18.33/export/subagent-child.json"],
+            "1.18.33/export/subagent.ledger.json",
+        ),
+        (vec!["1.1.65/export/tools.json"], "1.1.65/tools/ledger.json"),
+        (vec!["1.1.65/export/subagent.json", "1.1.65/export/subagent-child.json"], "1.1.65/subagent/ledger.json"),
+    ];
+    for (exports, ledger) in cases {
+        let mut read = Vec::new();
+        for export in &exports {
+            let path = recorded.join(export);
+            let (report, output) = report(&[path.to_str().unwrap()]);
+            assert_eq!(output.status.code(), Some(0), "{export}: {}", String::from_utf8_lossy(&output.stderr));
+            assert_eq!(report["totals"]["sessions"], 1, "{export}");
+            let events = events(&path);
+            assert!(events.iter().all(|e| e.agent == agentlog::model::Agent::OpenCode));
+            read.extend(common::usages(&events).iter().map(|(_, u)| {
+                let n = |v: Option<u64>| v.unwrap();
+                (n(u.input_tokens), n(u.cache_read_tokens), n(u.cache_write_tokens), n(u.output_tokens))
+            }));
+        }
+        read.sort_unstable();
+        assert_eq!(read, served(&recorded.join(ledger)), "{exports:?}");
+    }
+}

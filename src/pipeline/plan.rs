@@ -154,6 +154,10 @@ fn stored_sessions(
         None => read::READERS,
     };
     let Some((reader, listed)) = readers.iter().find_map(|r| Some((*r, r.stored_sessions(&db)?))) else {
+        // A database the agent has just made holds no table yet, and so no session.
+        if db.is_empty() {
+            return Vec::new();
+        }
         return vec![Err(InputError::unknown_format(path))];
     };
     let sessions = match listed {

@@ -69,6 +69,12 @@ impl Db {
         &self.path
     }
 
+    /// Whether the database has no table at all: an agent's database just made, before its
+    /// first migration.
+    pub fn is_empty(&self) -> bool {
+        self.connection.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table'", [], |_| Ok(())).is_err()
+    }
+
     /// Whether the database has a table named `name`.
     pub fn has_table(&self, name: &str) -> bool {
         self.connection

@@ -65,9 +65,10 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
             .find(|folder| path.components().any(|c| c.as_os_str() == *folder))
             .unwrap_or("codex");
         assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
-        // Sessions inside databases are not files to read line by line: `tests/opencode.rs`
-        // and the other database readers' tests read them.
-        if !matches!(item.spec, InputSpec::Stored(_)) {
+        // Sessions inside databases, and OpenCode's sessions of one file per record, are not
+        // files to read line by line: `tests/opencode.rs` and the other database readers'
+        // tests read them.
+        if !matches!(item.spec, InputSpec::Stored(_)) && !["opencode", "kilo"].contains(&item.reader.name()) {
             files.push((path, item.reader));
         }
     }

@@ -370,8 +370,9 @@ fn todo_list(
     if !table_exists(c, "todo") {
         return Ok(());
     }
-    let mut statement =
-        c.prepare_cached("SELECT content, status, priority, time_updated FROM todo WHERE session_id = ?1 ORDER BY position")?;
+    let mut statement = c.prepare_cached(
+        "SELECT content, status, priority, time_updated FROM todo WHERE session_id = ?1 ORDER BY position",
+    )?;
     let mut rows = statement.query(params![session])?;
     let (mut todos, mut updated) = (Vec::new(), None);
     while let Some(row) = rows.next()? {

@@ -69,6 +69,30 @@ pub struct Mapper {
     parent: Option<String>,
     parent_call: Option<String>,
     context: Context,
+    style: Style,
+}
+
+/// What the agent's token counts include, which changed with its versions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// 1.2 and later: `input` without cache reads, `output` without `reasoning`.
+    Apart,
+    /// 1.0 and 1.1: `output` includes `reasoning`.
+    OutputWithReasoning,
+    /// 0.x: `output` includes `reasoning`, and `input` the cache reads.
+    AllIncluded,
+}
+
+impl Style {
+    /// The style of the version that wrote a session (`1.1.65`); the current one when unknown.
+    fn of(version: Option<&str>) -> Style {
+        let mut numbers = version.unwrap_or_default().split('.').map(|n| n.parse::<u64>().ok());
+        match (numbers.next().flatten(), numbers.next().flatten()) {
+            (Some(0), _) => Style::AllIncluded,
+            (Some(1), Some(minor)) if minor < 2 => Style::OutputWithReasoning,
+            _ => Style::Apart,
+        }
+    }
 }
 
 impl Mapper {
@@ -81,6 +105,7 @@ impl Mapper {
             parent: info.parent.clone(),
             parent_call: info.parent_call.clone(),
             context,
+            style: Style::of(info.version.as_deref()),
         }
     }
 
@@ -186,7 +211,7 @@ impl Mapper {
         counts: Counts,
         response: Option<String>,
     ) -> Event {
-        let usage = counts.usage(self.context.model.clone());
+        let usage = counts.usage(self.context.model.clone(), self.style);
         let data = Some(Json::from_value_of_raw(data));
         let mut event =
             self.event(at, kind, time, Payload::Meta(Meta { meta_type: MetaType::Usage, data, usage: Some(usage) }));
@@ -342,16 +367,23 @@ impl Counts {
         self.input + self.output + self.reasoning + self.cache_read + self.cache_write == 0
     }
 
-    /// In agentlog's counts: output includes reasoning.
-    fn usage(self, model: Option<String>) -> Usage {
-        let output = self.output + self.reasoning;
+    /// In agentlog's counts: fresh input apart from cache reads, output with reasoning.
+    fn usage(self, model: Option<String>, style: Style) -> Usage {
+        let output = match style {
+            Style::Apart => self.output + self.reasoning,
+            Style::OutputWithReasoning | Style::AllIncluded => self.output,
+        };
+        let input = match style {
+            Style::AllIncluded => self.input.saturating_sub(self.cache_read),
+            Style::Apart | Style::OutputWithReasoning => self.input,
+        };
         Usage {
-            input_tokens: Some(self.input),
+            input_tokens: Some(input),
             cache_read_tokens: Some(self.cache_read),
             cache_write_tokens: Some(self.cache_write),
             output_tokens: Some(output),
             reasoning_tokens: Some(self.reasoning),
-            total_tokens: Some(self.input + self.cache_read + self.cache_write + output),
+            total_tokens: Some(input + self.cache_read + self.cache_write + output),
             model,
             ..Usage::default()
         }

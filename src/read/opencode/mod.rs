@@ -7,6 +7,7 @@
 //! same tables in `kilo.db` and is read by [`crate::read::kilo`] with this reader's code.
 
 pub(crate) mod db;
+mod legacy;
 pub(crate) mod map;
 mod v2;
 
@@ -40,8 +41,9 @@ impl Reader for OpenCode {
     }
 
     fn sniff(&self, head: &Head<'_>) -> bool {
-        // An export: a pretty-printed document whose first key is `info`, a session's.
-        document_opens_with(head, "info") && head.text.contains("\"ses_")
+        // An export: a pretty-printed document whose first key is `info`, a session's; or the
+        // info file of a session of 1.1 and earlier, whose first key is its `ses_…` id.
+        (document_opens_with(head, "info") || document_opens_with(head, "id")) && head.text.contains("\"ses_")
     }
 
     fn home(&self) -> Option<&'static str> {
@@ -49,11 +51,23 @@ impl Reader for OpenCode {
     }
 
     fn discover(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
-        databases(&data_dir(env, "opencode"), "opencode")
+        let dir = data_dir(env, "opencode");
+        let mut found = databases(&dir, "opencode");
+        // The JSON files of 1.1 and earlier, which later versions leave where they are.
+        for root in [dir.join("storage/session"), dir.join("project")] {
+            let files = crate::read::files_under(&root, |n| n.ends_with(".json"));
+            found.extend(files.into_iter().filter(|p| legacy::layout(p).is_some()));
+        }
+        found
     }
 
     fn accepts(&self, path: &Path) -> bool {
-        is_database_name(path, "opencode")
+        is_database_name(path, "opencode") || legacy::layout(path).is_some()
+    }
+
+    /// The session files of 1.1 and earlier (`storage/session/<project>/<session>.json`).
+    fn owns(&self, path: &Path) -> bool {
+        legacy::layout(path).is_some()
     }
 
     fn peek(&self, record: &Value) -> Peek {
@@ -82,7 +96,13 @@ impl Reader for OpenCode {
     }
 
     fn read(&self, input: Input<'_>, out: &mut dyn FnMut(Event) -> io::Result<()>) -> io::Result<ReadReport> {
-        read_export(Agent::OpenCode, input, out)
+        let Some(layout) = legacy::layout(Path::new(input.name)) else {
+            return read_export(Agent::OpenCode, input, out);
+        };
+        let Input { name, mut bytes, .. } = input;
+        let mut text = Vec::new();
+        bytes.read_to_end(&mut text)?;
+        legacy::read(name, &text, &layout, out)
     }
 }
 
