@@ -910,7 +910,8 @@ def cmd_run(a) -> int:
         exe = install(spec, version)
         warm_up(ag, exe)
         if a.shared_home:
-            shutil.rmtree(out / f"{ag}-{version}" / "home", ignore_errors=True)
+            if not a.keep_home:
+                shutil.rmtree(out / f"{ag}-{version}" / "home", ignore_errors=True)
             jobs.append([(ag, version, exe, n) for n in names])
         else:
             jobs += [[(ag, version, exe, n)] for n in names]
@@ -1203,6 +1204,9 @@ def main(argv=None) -> int:
     r.add_argument("--shared-home", action="store_true",
                    help="one HOME per agent for all its scenarios, run one after another: OpenCode's and Kilo "
                         "CLI's store then holds the sessions of every scenario run so far")
+    r.add_argument("--keep-home", action="store_true",
+                   help="with --shared-home: keep the HOME an earlier run into the same --out left, so that "
+                        "this run's sessions land in the same store as the earlier ones")
     t = sub.add_parser("table", help="convert a run's session files with agentlog and print a Markdown table")
     t.add_argument("dir")
     t.add_argument("--bin", help="agentlog binary (default $AGENTLOG_BIN or target/debug/agentlog)")
