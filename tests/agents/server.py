@@ -351,7 +351,10 @@ def classify_anthropic(srv: "ModelServer", body: dict) -> str:
     """main, subagent, compact, or side:<kind> for a Messages request."""
     user_texts = _anthropic_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    if channel := _compact_or_subagent(srv, user_texts):
+    channel = _compact_or_subagent(srv, user_texts)
+    # OpenCode 1.0 and 1.1 send a title request without tools that quotes the subagent's prompt,
+    # marker included; a subagent's own requests always offer tools.
+    if channel and not (channel == "subagent" and not _anthropic_tools(body)):
         return channel
     if not _anthropic_tools(body):
         low = (_anthropic_system_text(body) + "\n" + last).lower()
@@ -775,7 +778,9 @@ def _chat_tool_results(body: dict) -> list[dict]:
 def classify_chat(srv: "ModelServer", body: dict) -> str:
     user_texts = _chat_user_texts(body)
     last = user_texts[-1] if user_texts else ""
-    if channel := _compact_or_subagent(srv, user_texts):
+    channel = _compact_or_subagent(srv, user_texts)
+    # As in classify_anthropic: a subagent's requests offer tools, a title request none.
+    if channel and not (channel == "subagent" and not _chat_tools(body)):
         return channel
     if not _chat_tools(body):
         low = (_chat_system_text(body) + "\n" + last).lower()
