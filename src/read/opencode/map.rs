@@ -246,7 +246,7 @@ impl Mapper {
                 let mut event =
                     self.event(at, kind, time, Payload::Message(Message::from_parts(speaker, text_parts(body))));
                 event.injected = part.get("synthetic").and_then(Value::as_bool).unwrap_or(false);
-                event.extra = extra(part, &["type", "text", "time", "id", "sessionID", "messageID"]);
+                event.extra = extra(part, &["type", "text", "time", "synthetic", "id", "sessionID", "messageID"]);
                 emit(event, 0, out)
             }
             "reasoning" => {
