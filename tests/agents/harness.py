@@ -183,6 +183,17 @@ class Scenario:
     unsupported: str | None = None
 
 
+def json_lines(text: str):
+    """The JSON objects of the lines of ``text`` that hold one, in order."""
+    for line in text.splitlines():
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(d, dict):
+            yield d
+
+
 def shell(command: str, output: str, failed: bool, exit_code: int) -> dict:
     return {"tool": "shell", "command": command, "expect_output": output, "expect_failed": failed,
             "expect_exit_code": exit_code}
@@ -477,14 +488,7 @@ class CodexAdapter:
         return a, None
 
     def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
-        for line in stdout.splitlines():
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(d, dict) and d.get("type") == "thread.started":
-                return d.get("thread_id")
-        return None
+        return next((d.get("thread_id") for d in json_lines(stdout) if d.get("type") == "thread.started"), None)
 
     def session_roots(self, home: Path) -> list[Path]:
         return [home / ".codex" / "sessions", home / ".codex" / "archived_sessions"]
@@ -694,14 +698,7 @@ class OpenCodeAdapter:
 
     def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
         # --format json: one event a line, each with the sessionID
-        for line in stdout.splitlines():
-            try:
-                d = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(d, dict) and d.get("sessionID"):
-                return d["sessionID"]
-        return None
+        return next((d["sessionID"] for d in json_lines(stdout) if d.get("sessionID")), None)
 
     def store_dir(self, home: Path) -> Path:
         return home / ".local" / "share" / self.config_dir

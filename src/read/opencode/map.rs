@@ -307,15 +307,7 @@ impl Mapper {
         let name = text(part, "tool").unwrap_or("unknown").to_owned();
         let call_id = text(part, "callID").map(str::to_owned);
         let state = part.get("state").and_then(Value::as_object);
-        let input = state.and_then(|s| s.get("input"));
-        let call = Payload::ToolCall(ToolCall {
-            call_id: call_id.clone(),
-            name: name.clone(),
-            tool_kind: None,
-            input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-            input_text: input.and_then(Value::as_str).map(str::to_owned),
-        });
-        let mut event = self.event(at, "tool", time, call);
+        let mut event = self.event(at, "tool", time, call(&name, &call_id, state));
         event.extra = extra(part, &["type", "tool", "callID", "state", "id", "sessionID", "messageID"]);
         out.emit_record(with_response(event, response), &at.id, 0)?;
         let status = state.and_then(|s| text(s, "status")).unwrap_or_default();
@@ -323,28 +315,52 @@ impl Mapper {
             return Ok(());
         }
         let state = state.expect("a status comes from a state");
-        let metadata = state.get("metadata");
         let text = text(state, "output").or_else(|| text(state, "error")).unwrap_or_default().to_owned();
         let ran = state.get("time");
         let (start, end) = (
             ran.and_then(|t| t.get("start")).and_then(Value::as_i64),
             ran.and_then(|t| t.get("end")).and_then(Value::as_i64),
         );
-        let output = Payload::ToolOutput(ToolOutput {
-            call_id,
-            name: Some(name),
-            tool_kind: None,
-            text,
-            parts: Vec::new(),
-            is_error: Some(status == "error"),
-            exit_code: metadata.and_then(|m| m.get("exit")).and_then(Value::as_i64),
-            failed: None,
-            duration_ms: start.zip(end).and_then(|(s, e)| u64::try_from(e - s).ok()),
-            result: Some(Json::from_value_of_raw(&Value::Object(state.clone()))),
-        });
+        let output = output(call_id, name, text, state, start.zip(end));
         let event = self.event(at, "tool", end.or(time), output);
         out.emit_record(with_response(event, response), &at.id, 1)
     }
+}
+
+/// A tool call: the tool's `name`, its `call_id`, and the `input` of its `state`.
+pub(super) fn call(name: &str, call_id: &Option<String>, state: Option<&Map<String, Value>>) -> Payload {
+    let input = state.and_then(|s| s.get("input"));
+    Payload::ToolCall(ToolCall {
+        call_id: call_id.clone(),
+        name: name.to_owned(),
+        tool_kind: None,
+        input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
+        input_text: input.and_then(Value::as_str).map(str::to_owned),
+    })
+}
+
+/// A tool's output from its `state` once it ran (`completed`, or `error`, a failure of the
+/// tool itself); the command's exit code is `state.metadata.exit`. `ran` is when it started and
+/// ended, Unix milliseconds.
+pub(super) fn output(
+    call_id: Option<String>,
+    name: String,
+    text: String,
+    state: &Map<String, Value>,
+    ran: Option<(i64, i64)>,
+) -> Payload {
+    Payload::ToolOutput(ToolOutput {
+        call_id,
+        name: Some(name),
+        tool_kind: None,
+        text,
+        parts: Vec::new(),
+        is_error: Some(state.get("status").and_then(Value::as_str) == Some("error")),
+        exit_code: state.get("metadata").and_then(|m| m.get("exit")).and_then(Value::as_i64),
+        failed: None,
+        duration_ms: ran.and_then(|(s, e)| u64::try_from(e - s).ok()),
+        result: Some(Json::from_value_of_raw(&Value::Object(state.clone()))),
+    })
 }
 
 fn with_response(mut event: Event, response: &Option<String>) -> Event {

@@ -135,15 +135,7 @@ impl Mapper {
         let name = item.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
         let call_id = item.get("id").and_then(Value::as_str).map(str::to_owned);
         let state = item.get("state").and_then(Value::as_object);
-        let input = state.and_then(|s| s.get("input"));
-        let call = Payload::ToolCall(ToolCall {
-            call_id: call_id.clone(),
-            name: name.clone(),
-            tool_kind: None,
-            input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-            input_text: input.and_then(Value::as_str).map(str::to_owned),
-        });
-        let mut events = vec![self.event(at, "assistant/tool", time, call)];
+        let mut events = vec![self.event(at, "assistant/tool", time, super::map::call(&name, &call_id, state))];
         let status = state.and_then(|s| s.get("status")).and_then(Value::as_str).unwrap_or_default();
         let Some(state) = state.filter(|_| status == "completed" || status == "error") else { return events };
         let mut text = content_text(state.get("content"));
@@ -155,18 +147,7 @@ impl Mapper {
         let ran = item.get("time");
         let at_time = |key| ran.and_then(|t| t.get(key)).and_then(Value::as_i64);
         let (start, end) = (at_time("ran").or(at_time("created")), at_time("completed"));
-        let output = Payload::ToolOutput(ToolOutput {
-            call_id,
-            name: Some(name),
-            tool_kind: None,
-            text,
-            parts: Vec::new(),
-            is_error: Some(status == "error"),
-            exit_code: state.get("metadata").and_then(|m| m.get("exit")).and_then(Value::as_i64),
-            failed: None,
-            duration_ms: start.zip(end).and_then(|(s, e)| u64::try_from(e - s).ok()),
-            result: Some(Json::from_value_of_raw(&Value::Object(state.clone()))),
-        });
+        let output = super::map::output(call_id, name, text, state, start.zip(end));
         events.push(self.event(at, "assistant/tool", end.or(time), output));
         events
     }
