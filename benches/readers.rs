@@ -120,9 +120,20 @@ fn opencode_database(copies: usize) -> (tempfile::TempDir, std::path::PathBuf) {
 #[divan::bench]
 fn database_reader(bencher: Bencher) {
     let (_dir, path) = opencode_database(300);
+    read_database(bencher, &path, "opencode");
+}
+
+/// The Crush reader over its sample as it is (a few sessions: the figure is per-session work).
+#[divan::bench]
+fn database_reader_crush(bencher: Bencher) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/crush/crush.db");
+    read_database(bencher, &path, "crush");
+}
+
+fn read_database(bencher: Bencher, path: &Path, name: &str) {
     let db = agentlog::read::store::Db::open(path.to_str().unwrap()).expect("the database opens");
-    let reader = agentlog::read::reader("opencode").expect("a reader");
-    let sessions = reader.stored_sessions(&db).expect("OpenCode's tables").expect("listed");
+    let reader = agentlog::read::reader(name).expect("a reader");
+    let sessions = reader.stored_sessions(&db).expect("the agent's tables").expect("listed");
     let bytes: u64 = sessions.iter().map(|s| s.size).sum();
     bencher.counter(BytesCount::new(bytes)).bench_local(|| {
         let mut events = 0;

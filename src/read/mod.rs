@@ -9,6 +9,7 @@
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod crush;
 mod diagnostic;
 pub mod gemini;
 pub mod interchange;
@@ -42,6 +43,7 @@ pub const READERS: &[&dyn Reader] = &[
     &copilot::Copilot,
     &opencode::OpenCode,
     &kilo::Kilo,
+    &crush::Crush,
     &unified::Unified,
     &interchange::Interchange,
 ];
