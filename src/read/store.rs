@@ -133,6 +133,62 @@ impl Db {
     }
 }
 
+/// What stopped the read of a session: the database, or handing an event on.
+pub enum Failure {
+    /// A query failed.
+    Sql(rusqlite::Error),
+    /// The caller failed to take an event.
+    Out(std::io::Error),
+}
+
+impl From<rusqlite::Error> for Failure {
+    fn from(e: rusqlite::Error) -> Self {
+        Failure::Sql(e)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure::Out(e)
+    }
+}
+
+/// Reads one session of a database as `agent`'s: `read` runs inside one snapshot, emitting
+/// through an emitter named after the session and counting rows in the report; `table` names
+/// what a failed query was reading.
+///
+/// # Errors
+/// When the database cannot be read, or `out` fails.
+pub fn read_session(
+    agent: crate::model::Agent,
+    input: crate::read::StoredInput<'_>,
+    table: &str,
+    out: &mut dyn FnMut(crate::model::Event) -> std::io::Result<()>,
+    read: impl FnOnce(
+        &Connection,
+        &Stored,
+        &mut crate::read::Emitter<'_>,
+        &mut crate::read::ReadReport,
+    ) -> Result<(), Failure>,
+) -> Result<crate::read::ReadReport, crate::read::StoredError> {
+    let crate::read::StoredInput { stored, db, .. } = input;
+    let mut emitter = crate::read::Emitter::new(agent, &stored.name, out);
+    let mut report = crate::read::ReadReport::default();
+    let mut failure = None;
+    db.snapshot(table, |c| {
+        failure = read(c, stored, &mut emitter, &mut report).err();
+        Ok(())
+    })?;
+    match failure {
+        Some(Failure::Sql(e)) => Err(StoreError::of(db.path(), Some(table), e).into()),
+        Some(Failure::Out(e)) => Err(e.into()),
+        None => {
+            report.events = emitter.count();
+            Ok(report)
+        }
+    }
+}
+
 /// One session a database holds, as listed before reading.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Stored {

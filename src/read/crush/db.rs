@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::map::{At, Mapper, MessageRow, SessionRow};
 use crate::model::{Agent, Event};
-use crate::read::store::{Db, StoreError, Stored, json_column};
+use crate::read::store::{Db, Failure, StoreError, Stored, json_column};
 use crate::read::{Emitter, InputDiagnostic, Problem, ReadReport, StoredError, StoredInput};
 
 /// Tables and columns a database needs to be read as Crush's.
@@ -77,40 +77,9 @@ pub fn read(
     input: StoredInput<'_>,
     out: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> Result<ReadReport, StoredError> {
-    let StoredInput { stored, db, .. } = input;
-    let mut emitter = Emitter::new(Agent::Crush, &stored.name, out);
-    let mut report = ReadReport::default();
-    let mut failure = None;
-    db.snapshot("messages", |c| {
-        failure = read_session(c, &stored.session, &stored.name, &mut emitter, &mut report).err();
-        Ok(())
-    })?;
-    if let Some(e) = failure {
-        return Err(match e {
-            Failure::Sql(e) => StoredError::Store(StoreError::of(db.path(), Some("messages"), e)),
-            Failure::Out(e) => StoredError::Io(e),
-        });
-    }
-    report.events = emitter.count();
-    Ok(report)
-}
-
-/// What stopped a session's read.
-enum Failure {
-    Sql(rusqlite::Error),
-    Out(std::io::Error),
-}
-
-impl From<rusqlite::Error> for Failure {
-    fn from(e: rusqlite::Error) -> Self {
-        Failure::Sql(e)
-    }
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Out(e)
-    }
+    crate::read::store::read_session(Agent::Crush, input, "messages", out, |c, stored, emitter, report| {
+        read_session(c, &stored.session, &stored.name, emitter, report)
+    })
 }
 
 fn read_session(

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::map::{At, Mapper, SessionInfo};
 use crate::model::{Agent, Event, Json, Meta, MetaType, Payload};
-use crate::read::store::{Db, StoreError, Stored, json_column};
+use crate::read::store::{Db, Failure, StoreError, Stored, json_column};
 use crate::read::{Emitter, InputDiagnostic, Problem, ReadReport, StoredError, StoredInput};
 
 /// Tables and columns a database of 1.2 to 1.x needs to be read as OpenCode's.
@@ -117,40 +117,9 @@ pub fn read(
     input: StoredInput<'_>,
     out: &mut dyn FnMut(Event) -> std::io::Result<()>,
 ) -> Result<ReadReport, StoredError> {
-    let StoredInput { stored, db, .. } = input;
-    let mut emitter = Emitter::new(agent, &stored.name, out);
-    let mut report = ReadReport::default();
-    let mut failure = None;
-    db.snapshot("message", |c| {
-        failure = read_session(c, &stored.session, &stored.name, &mut emitter, &mut report).err();
-        Ok(())
-    })?;
-    if let Some(e) = failure {
-        return Err(match e {
-            Failure::Sql(e) => StoredError::Store(StoreError::of(db.path(), Some("part"), e)),
-            Failure::Out(e) => StoredError::Io(e),
-        });
-    }
-    report.events = emitter.count();
-    Ok(report)
-}
-
-/// What stopped a session's read.
-enum Failure {
-    Sql(rusqlite::Error),
-    Out(std::io::Error),
-}
-
-impl From<rusqlite::Error> for Failure {
-    fn from(e: rusqlite::Error) -> Self {
-        Failure::Sql(e)
-    }
-}
-
-impl From<std::io::Error> for Failure {
-    fn from(e: std::io::Error) -> Self {
-        Failure::Out(e)
-    }
+    crate::read::store::read_session(agent, input, "part", out, |c, stored, emitter, report| {
+        read_session(c, &stored.session, &stored.name, emitter, report)
+    })
 }
 
 fn read_session(
