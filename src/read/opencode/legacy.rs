@@ -16,7 +16,7 @@
 //! do not import these files (only 1.2.x did, once, on its first start), so they are still on
 //! the disks of users who moved on from 1.1.
 //!
-//! **Usage** differs from the database's: up to 1.1, `output` includes `reasoning`; in 0.x
+//! **Usage** differs from 1.18.33's database: `output` includes `reasoning`; in 0.x
 //! `input` includes the cache reads too, and an assistant message covers a whole turn, its own
 //! `tokens` the last step's only (its `step-finish` parts, where usage is counted, have each
 //! step's).

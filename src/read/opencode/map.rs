@@ -11,9 +11,11 @@
 //! recorded (one `step-start`/`step-finish` pair each); its events carry the message id as
 //! their `response_id`.
 //!
-//! **Usage** is the agent's `tokens {input, output, reasoning, cache {read, write}}`, where
-//! `input` excludes cache reads and `output` excludes `reasoning`: in agentlog's counts, output
-//! is `output + reasoning`. It is counted at each `step-finish` part (one per model response);
+//! **Usage** is the agent's `tokens {input, output, reasoning, cache {read, write}, total}`, where
+//! `input` excludes cache reads. Whether `output` includes `reasoning` changed between versions
+//! (1.2.16 included it, 1.18.33 does not); a record's `total` tells which, and without one (or
+//! without reasoning to tell by) the version that wrote the session decides (see `Style`). In
+//! agentlog's counts, output includes reasoning. It is counted at each `step-finish` part (one per model response);
 //! the assistant message's own `tokens`, their sum, is then a `usage_snapshot`. A message
 //! without a `step-finish` that has tokens is counted at the message. The agent's own `cost`
 //! stays in the event's `data` (Kilo CLI adds a subagent's cost to the message that called it,
@@ -75,7 +77,8 @@ pub struct Mapper {
 /// What the agent's token counts include, which changed with its versions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Style {
-    /// 1.2 and later: `input` without cache reads, `output` without `reasoning`.
+    /// Later versions (1.18.33 recorded): `input` without cache reads, `output` without
+    /// `reasoning`.
     Apart,
     /// 1.0 and 1.1: `output` includes `reasoning`.
     OutputWithReasoning,
@@ -376,6 +379,8 @@ pub struct Counts {
     reasoning: u64,
     cache_read: u64,
     cache_write: u64,
+    /// The record's own `total`, where it has one (1.1 and later).
+    total: Option<u64>,
 }
 
 impl Counts {
@@ -385,10 +390,15 @@ impl Counts {
 
     /// In agentlog's counts: fresh input apart from cache reads, output with reasoning.
     fn usage(self, model: Option<String>, style: Style) -> Usage {
-        let output = match style {
-            Style::Apart => self.output + self.reasoning,
-            Style::OutputWithReasoning | Style::AllIncluded => self.output,
+        // A record's `total` tells whether its `output` holds its `reasoning`: the version that
+        // changed it is not known (1.2.16 still counts reasoning in `output`, 1.18.33 apart).
+        let stored = self.input + self.output + self.cache_read + self.cache_write;
+        let with_reasoning = match self.total {
+            Some(total) if self.reasoning > 0 && total == stored => true,
+            Some(total) if self.reasoning > 0 && total == stored + self.reasoning => false,
+            _ => style != Style::Apart,
         };
+        let output = if with_reasoning { self.output } else { self.output + self.reasoning };
         let input = match style {
             Style::AllIncluded => self.input.saturating_sub(self.cache_read),
             Style::Apart | Style::OutputWithReasoning => self.input,
@@ -417,6 +427,7 @@ pub(super) fn tokens(record: &Map<String, Value>) -> Option<Counts> {
         reasoning: count(tokens.get("reasoning")),
         cache_read: count(cache.and_then(|c| c.get("read"))),
         cache_write: count(cache.and_then(|c| c.get("write"))),
+        total: tokens.get("total").and_then(Value::as_u64),
     })
 }
 
