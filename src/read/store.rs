@@ -77,9 +77,7 @@ impl Db {
 
     /// Whether the database has a table named `name`.
     pub fn has_table(&self, name: &str) -> bool {
-        self.connection
-            .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(()))
-            .is_ok()
+        has_table(&self.connection, name)
     }
 
     /// The columns of table `name`, in order; empty when there is no such table.
@@ -131,6 +129,11 @@ impl Db {
         ended.map_err(error)?;
         Ok(value)
     }
+}
+
+/// Whether the database open on `c` has a table named `name`.
+pub fn has_table(c: &Connection, name: &str) -> bool {
+    c.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(())).is_ok()
 }
 
 /// What stopped the read of a session: the database, or handing an event on.

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::map::{At, Mapper, SessionInfo};
 use crate::model::{Agent, Event, Json, Meta, MetaType, Payload};
-use crate::read::store::{Db, Failure, StoreError, Stored, json_column};
+use crate::read::store::{Db, Failure, StoreError, Stored, has_table, json_column};
 use crate::read::{Emitter, InputDiagnostic, Problem, ReadReport, StoredError, StoredInput};
 
 /// Tables and columns a database of 1.2 to 1.x needs to be read as OpenCode's.
@@ -129,9 +129,17 @@ fn read_session(
     out: &mut Emitter<'_>,
     report: &mut ReadReport,
 ) -> Result<(), Failure> {
-    let v2 = table_exists(c, "session_v2") && session_row(c, "session_v2", session)?.is_some();
-    let table = if v2 { "session_v2" } else { "session" };
-    let Some((info, at)) = session_row(c, table, session)? else {
+    // A session 2.0 imported is read from its tables, the others from 1.x's.
+    let in_v2 = match has_table(c, "session_v2") {
+        true => session_row(c, "session_v2", session)?,
+        false => None,
+    };
+    let v2 = in_v2.is_some();
+    let found = match in_v2 {
+        Some(found) => Some(found),
+        None => session_row(c, "session", session)?,
+    };
+    let Some((info, at)) = found else {
         // Deleted since it was listed: nothing left to read.
         return Ok(());
     };
@@ -324,10 +332,6 @@ fn read_rows_v2(
     Ok(())
 }
 
-fn table_exists(c: &Connection, name: &str) -> bool {
-    c.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", [name], |_| Ok(())).is_ok()
-}
-
 /// The session's `todo` rows (its plan as it stands) as one `todo_list` event.
 fn todo_list(
     c: &Connection,
@@ -336,7 +340,7 @@ fn todo_list(
     out: &mut Emitter<'_>,
     report: &mut ReadReport,
 ) -> Result<(), Failure> {
-    if !table_exists(c, "todo") {
+    if !has_table(c, "todo") {
         return Ok(());
     }
     let mut statement = c.prepare_cached(

@@ -140,11 +140,8 @@ pub(crate) fn read_export(
 
 /// Maps an export document; each record sits at the line where its id is written.
 fn export(mut document: Map<String, Value>, text: &str, out: &mut Emitter<'_>) -> io::Result<()> {
-    let line_of = |id: &str| -> u64 {
-        text.find(&format!("\"id\": \"{id}\""))
-            .or_else(|| text.find(&format!("\"{id}\"")))
-            .map_or(1, |i| text[..i].matches('\n').count() as u64 + 1)
-    };
+    let mut lines = Lines { text, at: 0, line: 1 };
+    let mut line_of = |id: &str| lines.of(id);
     let info = match document.remove("info") {
         Some(Value::Object(info)) => info,
         _ => Map::new(),
@@ -181,6 +178,32 @@ fn export(mut document: Map<String, Value>, text: &str, out: &mut Emitter<'_>) -
         mapper.message(&info, &at, &parts, out)?;
     }
     Ok(())
+}
+
+/// Finds the lines where an export's records are written. The records come in document order,
+/// so each search starts where the last one ended, and the document is scanned about once.
+struct Lines<'t> {
+    text: &'t str,
+    /// Where the last record was found, and its line.
+    at: usize,
+    line: u64,
+}
+
+impl Lines<'_> {
+    /// The line of the record whose id is `id`: where `"id": "<id>"` is written, else the id
+    /// itself; the last line found when neither is.
+    fn of(&mut self, id: &str) -> u64 {
+        if id.is_empty() {
+            return self.line;
+        }
+        let rest = &self.text[self.at..];
+        let found = rest.find(&format!("\"id\": \"{id}\"")).or_else(|| rest.find(&format!("\"{id}\"")));
+        if let Some(i) = found {
+            self.line += rest[..i].matches('\n').count() as u64;
+            self.at += i;
+        }
+        self.line
+    }
 }
 
 /// A session's info in the camel-case form of exports and of the JSON files of 1.1 and before.
