@@ -449,3 +449,30 @@ fn exports_of_both_generations_read_with_the_usage_served() {
         assert_eq!(read, served(&recorded.join(ledger)), "{exports:?}");
     }
 }
+
+#[test]
+fn what_an_export_holds_besides_messages_and_parts_is_kept_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("export.json");
+    let document = serde_json::json!({
+        "info": {"id": "ses_x1", "version": "1.18.33", "title": "t", "time": {"created": 1}},
+        "messages": [
+            {"info": {"id": "msg_x1", "role": "user", "time": {"created": 2}},
+             "parts": [{"id": "prt_x1", "type": "text", "text": "hello"}, "a stray string"],
+             "pinned": true},
+            42
+        ]
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&document).unwrap()).unwrap();
+    let events = events(&path);
+    let unknown: Vec<String> = events
+        .iter()
+        .filter(|e| common::meta_type(e) == Some(MetaType::Unknown))
+        .map(|e| match &e.payload {
+            Payload::Meta(m) => m.data.as_ref().unwrap().get().to_owned(),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(unknown, [r#"{"part":"a stray string"}"#, r#"{"message":{"pinned":true}}"#, r#"{"message":42}"#]);
+    assert!(events.iter().any(|e| matches!(&e.payload, Payload::Message(m) if m.text == "hello")));
+}

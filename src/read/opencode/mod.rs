@@ -154,30 +154,51 @@ fn export(mut document: Map<String, Value>, text: &str, out: &mut Emitter<'_>) -
         Some(Value::Array(messages)) => messages,
         _ => Vec::new(),
     };
-    for message in messages {
-        let Value::Object(mut message) = message else { continue };
+    for (n, message) in messages.into_iter().enumerate() {
+        // What is not a message is kept whole, as every record agentlog does not know.
+        let Value::Object(mut message) = message else {
+            unknown(&mapper, &format!("{}#messages[{n}]", session.id), "message", message, out)?;
+            continue;
+        };
         let info = match message.remove("info") {
             Some(Value::Object(info)) => info,
             _ => Map::new(),
         };
         let id = info.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
         let at = At { line: line_of(&id), id, table: "message" };
-        let parts: Vec<(Map<String, Value>, At)> = match message.remove("parts") {
-            Some(Value::Array(parts)) => parts
-                .into_iter()
-                .filter_map(|p| match p {
-                    Value::Object(p) => {
-                        let id = p.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                        Some((p, At { line: line_of(&id), id, table: "part" }))
-                    }
-                    _ => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
+        let mut parts = Vec::new();
+        for (k, part) in message.remove("parts").map_or_else(Vec::new, into_list).into_iter().enumerate() {
+            match part {
+                Value::Object(p) => {
+                    let id = p.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    parts.push((p, At { line: line_of(&id), id, table: "part" }));
+                }
+                other => unknown(&mapper, &format!("{}#parts[{k}]", at.id), "part", other, out)?,
+            }
+        }
+        // Fields of a message besides its info and parts.
+        if !message.is_empty() {
+            unknown(&mapper, &format!("{}#rest", at.id), "message", Value::Object(message), out)?;
+        }
         mapper.message(&info, &at, &parts, out)?;
     }
     Ok(())
+}
+
+/// A list's items; any other value as the only item.
+fn into_list(value: Value) -> Vec<Value> {
+    match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    }
+}
+
+/// Keeps a value of an export that is not the record it should be, whole, as an `unknown` event
+/// keyed by where it was (`key`).
+fn unknown(mapper: &Mapper, key: &str, table: &'static str, value: Value, out: &mut Emitter<'_>) -> io::Result<()> {
+    let at = At { line: 0, id: key.to_owned(), table };
+    let data = serde_json::json!({ table: value });
+    out.emit_record(mapper.meta(&at, "unknown", None, crate::model::MetaType::Unknown, &data), key, 0)
 }
 
 /// Finds the lines where an export's records are written. The records come in document order,
