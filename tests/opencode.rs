@@ -476,3 +476,24 @@ fn what_an_export_holds_besides_messages_and_parts_is_kept_as_unknown() {
     assert_eq!(unknown, [r#"{"part":"a stray string"}"#, r#"{"message":{"pinned":true}}"#, r#"{"message":42}"#]);
     assert!(events.iter().any(|e| matches!(&e.payload, Payload::Message(m) if m.text == "hello")));
 }
+
+#[test]
+fn content_of_a_2_0_row_that_is_not_an_item_is_kept_as_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    std::fs::copy(common::own_corpus().join("opencode/opencode-2.0-synthetic.db"), &db).unwrap();
+    let c = rusqlite::Connection::open(&db).unwrap();
+    c.execute(
+        "INSERT INTO session_message SELECT 'msg_stray', session_id, 'assistant', 99, time_created, time_updated,
+            '{\"time\":{\"created\":1790000009000},\"content\":[\"a stray string\",{\"type\":\"text\",\"text\":\"fine\"}]}'
+         FROM session_message LIMIT 1",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let events = events(&db);
+    let stray: Vec<&Event> = events.iter().filter(|e| e.record_id.as_deref() == Some("msg_stray")).collect();
+    let kinds: Vec<Option<MetaType>> = stray.iter().map(|e| common::meta_type(e)).collect();
+    // The stray string, the text, and the row's own event.
+    assert_eq!(kinds, [Some(MetaType::Unknown), None, Some(MetaType::System)]);
+}

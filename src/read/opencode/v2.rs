@@ -87,8 +87,20 @@ impl Mapper {
             event
         };
         let mut slot = 0;
-        for item in data.get("content").and_then(Value::as_array).into_iter().flatten() {
-            let Some(item) = item.as_object() else { continue };
+        let content = match data.get("content") {
+            Some(Value::Array(items)) => items.iter().collect(),
+            Some(other) => vec![other],
+            None => Vec::new(),
+        };
+        for value in content {
+            let Some(item) = value.as_object() else {
+                // Not a content item: kept whole.
+                let data = serde_json::json!({ "content": value });
+                let event = self.meta(at, "assistant/content", time, MetaType::Unknown, &data);
+                out.emit_record(with_response(event), &at.id, slot)?;
+                slot += 1;
+                continue;
+            };
             let kind = item.get("type").and_then(Value::as_str).unwrap_or("content");
             let item_time = item.get("time").and_then(|t| t.get("created")).and_then(Value::as_i64).or(time);
             let events = match kind {
