@@ -61,7 +61,7 @@ pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
 
 /// Version of the unified event and interchange schemas written by this build.
-pub const SCHEMA_VERSION: &str = "1.4";
+pub const SCHEMA_VERSION: &str = "1.5";
 
 /// `$id` of the published unified event schema (`schema/event.schema.json`).
 pub const EVENT_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/event.schema.json";

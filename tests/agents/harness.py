@@ -72,14 +72,15 @@ STORE_SCENARIOS = ["text", "text-stdin", "reasoning", "reasoning-anthropic", "to
 
 @dataclass(frozen=True)
 class AgentSpec:
-    name: str          # short name used in output paths: claude, codex, gemini, copilot, opencode, kilo
-    package: str       # npm package
+    name: str          # short name used in output paths: claude, codex, gemini, copilot, opencode, kilo, ...
+    package: str       # npm package (PyPI package if registry is "pypi")
     pinned: str        # version the tests run by default
     bin: str           # executable under node_modules/.bin
     cache_prefix: str  # install directory name: <cache_prefix>-<version>
     session_kind: str  # agentlog's name for the agent (`agent` in the unified output)
     scenarios: tuple = tuple(SCENARIOS)  # what --scenario all runs
     store: str | None = None  # the SQLite store the agent keeps its sessions in (None: JSONL files)
+    registry: str = "npm"     # where the package comes from: "npm" or "pypi"
 
 
 AGENTS = {
@@ -116,6 +117,13 @@ def copilot_cache() -> Path:
 def resolve_version(spec: AgentSpec, version: str) -> str:
     if version == "pinned":
         return spec.pinned
+    if version == "newest" and spec.registry == "pypi":
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", spec.package], capture_output=True,
+                             text=True, timeout=120, check=True)
+        m = re.search(r"\((\S+)\)", out.stdout)
+        if not m:
+            raise RuntimeError(f"pip index versions {spec.package}: {out.stdout!r}")
+        return m.group(1)
     if version == "newest":
         out = subprocess.run(["npm", "view", spec.package, "version"], capture_output=True, text=True,
                              timeout=120, check=True)
@@ -124,8 +132,10 @@ def resolve_version(spec: AgentSpec, version: str) -> str:
 
 
 def install(spec: AgentSpec, version: str, log=print) -> Path:
-    """The agent's executable, installed from npm into the cache if missing."""
+    """The agent's executable, installed from npm (or PyPI) into the cache if missing."""
     prefix = cache_root() / f"{spec.cache_prefix}-{version}"
+    if spec.registry == "pypi":
+        return install_pypi(spec, version, prefix, log)
     exe = prefix / "node_modules" / ".bin" / spec.bin
     pkg_json = prefix / "node_modules" / Path(*spec.package.split("/")) / "package.json"
     if exe.exists() and pkg_json.exists() and json.loads(pkg_json.read_text()).get("version") == version:
@@ -140,9 +150,33 @@ def install(spec: AgentSpec, version: str, log=print) -> Path:
     return exe
 
 
+def install_pypi(spec: AgentSpec, version: str, prefix: Path, log=print) -> Path:
+    """The agent's executable, installed from PyPI into a virtual environment of its own,
+    ``<prefix>/venv``, if missing (a ``.installed`` file names the version once pip succeeded)."""
+    venv = prefix / "venv"
+    exe = venv / "bin" / spec.bin
+    marker = prefix / ".installed"
+    if exe.exists() and marker.exists() and marker.read_text().strip() == f"{spec.package}=={version}":
+        return exe
+    prefix.mkdir(parents=True, exist_ok=True)
+    log(f"installing {spec.package}=={version} into {venv}")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=NPM_TIMEOUT)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                    f"{spec.package}=={version}"], check=True, timeout=NPM_TIMEOUT,
+                   stdout=subprocess.DEVNULL if log is None else None)
+    if not exe.exists():
+        raise RuntimeError(f"{exe} missing after pip install")
+    marker.write_text(f"{spec.package}=={version}\n")
+    return exe
+
+
 def warm_up(agent: str, exe: Path) -> None:
     """Copilot CLI unpacks its package into $XDG_CACHE_HOME on its first start: do it once, before
-    scenarios run side by side."""
+    scenarios run side by side. An agent's adapter may do its own first start (``warm_up(exe)``)."""
+    hook = getattr(ADAPTERS.get(agent), "warm_up", None)
+    if hook:
+        hook(exe)
+        return
     if agent != "copilot":
         return
     with tempfile.TemporaryDirectory(prefix="agentlog-copilot-warmup-") as home:
@@ -202,6 +236,9 @@ def shell(command: str, output: str, failed: bool, exit_code: int) -> dict:
 def scenario(agent: str, name: str) -> Scenario:
     """The scenario ``name`` for ``agent``: what is typed and what the model answers."""
     p = f"[{name}]"
+    own = getattr(ADAPTERS.get(agent), "scenario", None)
+    if own and name in AGENTS[agent].scenarios and (made := own(name)) is not None:
+        return made
     if name not in AGENTS[agent].scenarios:
         return Scenario(name, {}, [], unsupported=f"not a scenario of this agent (its scenarios: "
                         f"{', '.join(AGENTS[agent].scenarios)})")
@@ -741,9 +778,35 @@ ADAPTERS = {"claude": ClaudeAdapter(), "codex": CodexAdapter(), "gemini": Gemini
             "opencode": OpenCodeAdapter(), "kilo": KiloAdapter()}
 
 
+def _load_adapter_modules() -> None:
+    """The agents added as modules of their own: ``adapters/<name>.py`` defines ``register(h)``,
+    which gets this module and returns the agent's ``AgentSpec`` and adapter. An adapter has the
+    methods of the classes above (``unsupported``, ``prepare``, ``env``, ``argv``, ``session_id``,
+    ``session_roots``) and may have these hooks: ``scenario(name)`` (the agent's own version of a
+    scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
+    ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
+    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()`` and
+    ``logged_call_id(call)`` (see the functions of those names)."""
+    import importlib
+    for path in sorted((HERE / "adapters").glob("*.py")):
+        if path.stem.startswith("_"):
+            continue
+        spec, adapter = importlib.import_module(f"adapters.{path.stem}").register(sys.modules[__name__])
+        AGENTS[spec.name] = spec
+        ADAPTERS[spec.name] = adapter
+
+
+_load_adapter_modules()
+for _spec in AGENTS.values():
+    ALL_SCENARIOS += [s for s in _spec.scenarios if s not in ALL_SCENARIOS]
+
+
 def session_files(agent: str, home: Path) -> list[Path]:
     """The session files of a scenario: the JSONL files under the agent's roots, or the store's
     database file (not its -wal and -shm)."""
+    hook = getattr(ADAPTERS[agent], "session_files", None)
+    if hook:
+        return hook(home)
     out = []
     for root in ADAPTERS[agent].session_roots(home):
         if AGENTS[agent].store:
@@ -857,6 +920,8 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
                 break
     finally:
         srv.stop()
+        if hasattr(adapter, "after_run"):
+            adapter.after_run(home, project, scen_dir)
         shutil.rmtree(project, ignore_errors=True)
     if AGENTS[agent].store:
         srv.ledger.note(store_files=adapter.collect(home, scen_dir))
@@ -1052,6 +1117,9 @@ def _mentioned(e: dict, raw: str) -> bool:
 def expected_usage(agent: str, e: dict) -> dict:
     """The unified usage counts a served response should become, from the agent's own accounting of
     what the API reported (the unified counts never overlap; reasoning is part of output)."""
+    hook = getattr(ADAPTERS[agent], "expected_usage", None)
+    if hook:
+        return hook(e)
     served = e["response"]["usage"]
     if agent == "gemini":
         # usageMetadata: promptTokenCount includes cachedContentTokenCount; thoughtsTokenCount is
@@ -1090,6 +1158,9 @@ def expected_usage(agent: str, e: dict) -> dict:
 
 def usage_keys(agent: str) -> list[str]:
     """The unified usage counts an agent's files give per response."""
+    hook = getattr(ADAPTERS[agent], "usage_keys", None)
+    if hook:
+        return hook()
     if AGENTS[agent].store:
         return ["input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens"]
     return ["input_tokens", "cache_read_tokens", "output_tokens"] + (
@@ -1099,6 +1170,9 @@ def usage_keys(agent: str) -> list[str]:
 def logged_call_id(agent: str, call: dict) -> str:
     """The id under which the agent logs a tool call the server served: Gemini CLI prefixes the
     API's call id with the tool's name and two underscores (``run_shell_command__<id>``)."""
+    hook = getattr(ADAPTERS[agent], "logged_call_id", None)
+    if hook:
+        return hook(call)
     return f"{call['name']}__{call['id']}" if agent == "gemini" else call["id"]
 
 
@@ -1214,7 +1288,7 @@ def main(argv=None) -> int:
     if a.cmd == "table":
         return cmd_table(a)
     for s in AGENTS.values():
-        print(f"{s.name}: npm {s.package}@{s.pinned}; scenarios: {' '.join(s.scenarios)}")
+        print(f"{s.name}: {s.registry} {s.package}@{s.pinned}; scenarios: {' '.join(s.scenarios)}")
     return 0
 
 

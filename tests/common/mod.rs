@@ -49,9 +49,22 @@ pub fn at_least(with_shared: usize, own_alone: usize) -> usize {
     if shared_corpus().is_some() { with_shared } else { own_alone }
 }
 
+/// The folders of the corpora that hold one agent's files, with the reader that must tell them:
+/// the own corpus's `corpus/<reader>/` and `corpus/recorded/<reader>/`, and the samples' folders
+/// of `../shared/other-agents/`. A file under none of them is Codex's (the shared corpus's
+/// Codex sessions sit in dated folders).
+pub const FOLDERS: &[(&str, &str)] = &[
+    ("claude", "claude"),
+    ("codex", "codex"),
+    ("gemini", "gemini"),
+    ("copilot", "copilot"),
+    ("opencode", "opencode"),
+    ("kilo", "kilo"),
+    ("crush", "crush"),
+];
+
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
-/// match; that reader must be the one its folder names (`claude/`, `codex/`, `gemini/`,
-/// `copilot/`, and for databases `opencode/`, `kilo/`, `crush/`).
+/// match; that reader must be the one its folder names ([`FOLDERS`]).
 pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
@@ -60,10 +73,10 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
     let mut files = Vec::new();
     for item in groups.iter().flat_map(|g| &g.items) {
         let path = PathBuf::from(item.spec.name());
-        let folder = ["claude", "codex", "gemini", "copilot", "opencode", "kilo", "crush"]
-            .into_iter()
-            .find(|folder| path.components().any(|c| c.as_os_str() == *folder))
-            .unwrap_or("codex");
+        let folder = FOLDERS
+            .iter()
+            .find(|(folder, _)| path.components().any(|c| c.as_os_str() == *folder))
+            .map_or("codex", |(_, reader)| reader);
         assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
         // Sessions inside databases, and OpenCode's sessions of one file per record, are not
         // files to read line by line: `tests/opencode.rs` and the other database readers'

@@ -110,6 +110,14 @@ fn provider(agent: Agent) -> &'static str {
         Agent::OpenCode => "opencode",
         Agent::Kilo => "kilo",
         Agent::Crush => "crush",
+        Agent::Pi => "pi",
+        Agent::QwenCode => "qwen-code",
+        Agent::Cline => "cline",
+        Agent::Aider => "aider",
+        Agent::OpenHands => "openhands",
+        Agent::FactoryDroid => "factory-droid",
+        Agent::Cursor => "cursor",
+        Agent::Kiro => "kiro",
     }
 }
 
