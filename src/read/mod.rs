@@ -18,6 +18,7 @@ pub(crate) mod lenient;
 mod lines;
 mod object;
 pub mod opencode;
+pub mod qwen;
 mod settings;
 pub mod side;
 pub mod store;
@@ -41,6 +42,7 @@ pub const READERS: &[&dyn Reader] = &[
     &codex::Codex,
     &gemini::Gemini,
     &copilot::Copilot,
+    &qwen::Qwen,
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,

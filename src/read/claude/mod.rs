@@ -47,9 +47,11 @@ impl Reader for Claude {
         // Every Claude Code record has a string `type` and at least one of these keys; Codex
         // records never carry them.
         const KEYS: [&str; 6] = ["sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "snapshot"];
-        head.records.iter().any(|record| {
+        // Qwen Code's records have the same envelope around Gemini content.
+        let records = head.records.iter().any(|record| {
             record.get("type").is_some_and(serde_json::Value::is_string) && KEYS.iter().any(|k| record.get(k).is_some())
-        }) || side::sniff(head.name, head.records, head.text)
+        });
+        records && !crate::read::qwen::sniffs(head) || side::sniff(head.name, head.records, head.text)
     }
 
     fn home(&self) -> Option<&'static str> {
@@ -69,7 +71,8 @@ impl Reader for Claude {
     }
 
     fn owns(&self, path: &std::path::Path) -> bool {
-        self.accepts(path) && paths::in_projects(path)
+        // Qwen Code's project folders are named alike; its transcripts lie in `chats/`.
+        self.accepts(path) && paths::in_projects(path) && !crate::read::qwen::owns_path(path)
     }
 
     /// The files of one project directory: resumed sessions copy each other's records, and a

@@ -436,18 +436,15 @@ impl Session<'_> {
 /// Agentlog's counts of a message's `tokens` (see the module above).
 fn usage(tokens: &Value, model: Option<String>) -> Usage {
     let count = |key: &str| tokens.get(key).and_then(Value::as_u64);
-    let (input, cached, tool, thoughts) = (count("input"), count("cached"), count("tool"), count("thoughts"));
-    let fresh = input.map(|i| i.saturating_sub(cached.unwrap_or(0)).saturating_add(tool.unwrap_or(0)));
-    let output = count("output").map(|o| o.saturating_add(thoughts.unwrap_or(0)));
-    Usage {
-        input_tokens: fresh,
-        cache_read_tokens: cached,
-        output_tokens: output,
-        reasoning_tokens: thoughts,
-        total_tokens: count("total"),
-        model,
-        ..Usage::default()
-    }
+    let tokens = parts::Tokens {
+        input: count("input"),
+        cached: count("cached"),
+        output: count("output"),
+        thoughts: count("thoughts"),
+        tool: count("tool"),
+        total: count("total"),
+    };
+    parts::usage(tokens, false, model)
 }
 
 fn text_id(record: &Map<String, Value>) -> Option<&str> {

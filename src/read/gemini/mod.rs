@@ -11,7 +11,7 @@
 //! project's folder name, or by its SHA-256 hash for the folders of older versions.
 
 mod map;
-mod parts;
+pub(crate) mod parts;
 
 use std::io::{self, BufRead, Read};
 

@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::{Event, Json, Message, Part, Payload, Role, ToolCall, ToolOutput};
+use crate::model::{Event, Json, Message, Part, Payload, Role, ToolCall, ToolOutput, Usage};
 use crate::read::parse_time;
 
 /// The name of Gemini CLI's shell tool.
@@ -32,7 +32,7 @@ const SHELL_TOOL: &str = "run_shell_command";
 const SESSION_CONTEXT: &str = "<session_context>";
 
 /// The text of a `PartListUnion`: a string, a part, or a list of parts.
-pub(super) fn content_text(content: Option<&Value>) -> String {
+pub(crate) fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join(""),
@@ -43,7 +43,7 @@ pub(super) fn content_text(content: Option<&Value>) -> String {
 
 /// The parts of a `PartListUnion` that agentlog has a part for, in order: text, and inline or
 /// referenced media.
-fn parts_of(content: Option<&Value>) -> Vec<Part> {
+pub(crate) fn parts_of(content: Option<&Value>) -> Vec<Part> {
     let part = |part: &Value| {
         if let Some(text) = part.get("text").and_then(Value::as_str) {
             return Some(Part::Text { text: text.to_owned() });
@@ -139,7 +139,7 @@ fn response_text(response: &Value) -> String {
 /// before) and ends with the fields that follow the command's own output, in this order:
 /// `Error`, `Exit Code`, `Signal`, `Background PIDs`, `Process Group PGID`. The line is looked
 /// for among those last fields only, so that the command's own output cannot fake it.
-pub(super) fn shell_exit_code(output: &str) -> Option<i64> {
+pub(crate) fn shell_exit_code(output: &str) -> Option<i64> {
     let body = output.trim();
     let body = body
         .strip_prefix("<untrusted_context>")
@@ -185,7 +185,7 @@ pub(super) fn add_merged_lines(event: &mut Event, lines: &[u64], record_type: &s
 
 /// A tool call of a `gemini` message and, once it ran, its output; `merged` are the lines of
 /// the `user` records that sent the same result back, listed on the output.
-pub(super) fn tool(call: &Value, new: &dyn Fn(Payload) -> Event, merged: &[u64]) -> Vec<Event> {
+pub(crate) fn tool(call: &Value, new: &dyn Fn(Payload) -> Event, merged: &[u64]) -> Vec<Event> {
     let call_id = call.get("id").and_then(Value::as_str).map(str::to_owned);
     let name = call.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned();
     let time = call.get("timestamp").and_then(Value::as_str).and_then(parse_time);
@@ -231,7 +231,7 @@ pub(super) fn tool(call: &Value, new: &dyn Fn(Payload) -> Event, merged: &[u64])
 
 /// The tool output of a `functionResponse` sent back in a `user` record whose call no
 /// `gemini` message holds.
-pub(super) fn sent_result(part: &Value, new: &dyn Fn(Payload) -> Event) -> Event {
+pub(crate) fn sent_result(part: &Value, new: &dyn Fn(Payload) -> Event) -> Event {
     let response = part.get("response").unwrap_or(&Value::Null);
     let name = part.get("name").and_then(Value::as_str).map(str::to_owned);
     let wrapped = Value::Array(vec![serde_json::json!({ "functionResponse": part })]);
@@ -247,6 +247,48 @@ pub(super) fn sent_result(part: &Value, new: &dyn Fn(Payload) -> Event) -> Event
         duration_ms: None,
         result: Some(Json::from_value_of_raw(&wrapped)),
     }))
+}
+
+/// The token counts of one response as the Gemini API's usage metadata names them; `None`
+/// where the record does not say.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Tokens {
+    /// The prompt, cache reads included (`promptTokenCount`).
+    pub input: Option<u64>,
+    /// Prompt tokens read from the cache (`cachedContentTokenCount`).
+    pub cached: Option<u64>,
+    /// The response (`candidatesTokenCount`).
+    pub output: Option<u64>,
+    /// Tokens spent thinking (`thoughtsTokenCount`).
+    pub thoughts: Option<u64>,
+    /// The prompt of tool-use results, beside `input` (`toolUsePromptTokenCount`).
+    pub tool: Option<u64>,
+    /// Everything (`totalTokenCount`).
+    pub total: Option<u64>,
+}
+
+/// Agentlog's non-overlapping counts of Gemini-named token counts: fresh input is `input`
+/// less `cached` plus `tool`, cache reads `cached`, output with `thoughts` as its reasoning
+/// part, total `total`. `thoughts_in_output` says whether `output` already includes the
+/// thoughts (counts converted from an OpenAI-compatible API's usage, where reasoning is part of
+/// the completion) or lies beside them (the Gemini API's own usage metadata), in which case
+/// they are added.
+pub(crate) fn usage(tokens: Tokens, thoughts_in_output: bool, model: Option<String>) -> Usage {
+    let Tokens { input, cached, output, thoughts, tool, total } = tokens;
+    let fresh = input.map(|i| i.saturating_sub(cached.unwrap_or(0)).saturating_add(tool.unwrap_or(0)));
+    let output = match thoughts_in_output {
+        true => output,
+        false => output.map(|o| o.saturating_add(thoughts.unwrap_or(0))),
+    };
+    Usage {
+        input_tokens: fresh,
+        cache_read_tokens: cached,
+        output_tokens: output,
+        reasoning_tokens: thoughts,
+        total_tokens: total,
+        model,
+        ..Usage::default()
+    }
 }
 
 #[cfg(test)]
