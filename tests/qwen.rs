@@ -119,7 +119,8 @@ fn every_served_response_is_one_usage_event_with_the_served_counts() {
 
 #[test]
 fn usage_totals_equal_the_independent_script() {
-    let files: Vec<PathBuf> = SCENARIOS.iter().flat_map(|s| recorded(s)).collect();
+    let mut files: Vec<PathBuf> = SCENARIOS.iter().flat_map(|s| recorded(s)).collect();
+    files.extend(common::session_files(&common::own_corpus().join("qwen")).into_iter().map(|(p, _)| p));
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/qwen_usage.py");
     let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
         assert!(std::env::var_os("CI").is_none(), "CI needs python3");
@@ -317,4 +318,38 @@ fn tool_names_map_to_families() {
     for (name, family) in cases {
         assert_eq!(Qwen.tool_family(name), family, "{name}");
     }
+}
+
+#[test]
+fn synthetic_gemini_usage_images_and_unknown_subtypes() {
+    let files: Vec<PathBuf> =
+        common::session_files(&common::own_corpus().join("qwen")).into_iter().map(|(p, _)| p).collect();
+    assert_eq!(files.len(), 1);
+    let events = read(&files[0]);
+    let raw = records(&files[0]);
+    // Through the Gemini API the thoughts lie beside the output: they are added to it.
+    let metadata = &raw[2]["usageMetadata"];
+    let count = |key: &str| metadata[key].as_u64().unwrap();
+    assert_eq!(
+        count("totalTokenCount"),
+        count("promptTokenCount") + count("candidatesTokenCount") + count("thoughtsTokenCount")
+    );
+    let usages = common::usages(&events);
+    assert_eq!(usages.len(), 2, "the telemetry counts the first response, the assistant record the second");
+    let (first, second) = (usages[0].1, usages[1].1);
+    assert_eq!(first.output_tokens, Some(count("candidatesTokenCount") + count("thoughtsTokenCount")));
+    assert_eq!(first.reasoning_tokens, Some(count("thoughtsTokenCount")));
+    assert_eq!(first.input_tokens, Some(count("promptTokenCount") - count("cachedContentTokenCount")));
+    assert_eq!(first.response_id.as_deref(), raw[1]["systemPayload"]["uiEvent"]["response_id"].as_str());
+    assert_eq!(second.output_tokens, raw[4]["usageMetadata"]["candidatesTokenCount"].as_u64());
+    assert_eq!(second.model.as_deref(), Some("qwen3-coder-plus"));
+    // The image part of the prompt.
+    let Payload::Message(prompt) = &events[0].payload else { panic!("{:?}", events[0]) };
+    let image = raw[0]["message"]["parts"][1]["inlineData"]["data"].as_str();
+    assert!(matches!(&prompt.parts[1], agentlog::model::Part::Image { data, .. } if data.as_deref() == image));
+    // A subtype no run wrote is kept whole.
+    let unknown: Vec<_> = events.iter().filter(|e| common::meta_type(e) == Some(MetaType::Unknown)).collect();
+    assert_eq!(unknown.len(), 1);
+    let Payload::Meta(meta) = &unknown[0].payload else { unreachable!() };
+    assert_eq!(meta.data.as_ref().unwrap().to_value(), raw[5]);
 }

@@ -92,13 +92,15 @@ pub(crate) fn sniffs(head: &Head<'_>) -> bool {
     })
 }
 
-/// Whether a file lies where Qwen Code keeps transcripts: in a `chats` folder (a session), or
-/// in `subagents/<session>/` (a subagent's).
+/// Whether a file lies where Qwen Code keeps transcripts: in a `chats` folder (a session) or
+/// its `archive` (an archived one), or in `subagents/<session>/` (a subagent's).
 fn in_layout(path: &std::path::Path) -> bool {
     let parent = path.parent();
+    let grandparent = parent.and_then(std::path::Path::parent);
     let name = |dir: Option<&std::path::Path>| dir.and_then(std::path::Path::file_name).map(|n| n.to_owned());
     name(parent).is_some_and(|n| n == "chats")
-        || name(parent.and_then(std::path::Path::parent)).is_some_and(|n| n == "subagents")
+        || name(parent).is_some_and(|n| n == "archive") && name(grandparent).is_some_and(|n| n == "chats")
+        || name(grandparent).is_some_and(|n| n == "subagents")
 }
 
 /// Whether a file lies in Qwen Code's own layout under `projects/<project>/`: a `chats` folder
