@@ -18,6 +18,7 @@ pub(crate) mod lenient;
 mod lines;
 mod object;
 pub mod opencode;
+pub mod pi;
 mod settings;
 pub mod side;
 pub mod store;
@@ -44,6 +45,7 @@ pub const READERS: &[&dyn Reader] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,
+    &pi::Pi,
     &unified::Unified,
     &interchange::Interchange,
 ];
