@@ -329,3 +329,17 @@ fn a_session_without_a_model_counts_its_output_once() {
         }
     }
 }
+
+/// A mutated line found by `tests/fuzz_mutations.rs`: an `assistant.message` holding no text, no
+/// tool request and no count made no event, and its line was lost.
+#[test]
+fn an_assistant_message_with_nothing_in_it_still_has_its_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("events.jsonl");
+    let start = r#"{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.20","startTime":"2026-11-27T10:45:34.323Z"},"id":"a","timestamp":"2026-11-27T10:45:34.323Z","parentId":null}"#;
+    let empty = r#"{"type":"assistant.message","data":{"messageId":"m1","success":true},"id":"b","timestamp":"2026-11-27T10:45:37.285Z","parentId":"a"}"#;
+    std::fs::write(&path, format!("{start}\n{empty}\n")).unwrap();
+    let events = read(&path);
+    let answer = events.iter().find(|e| e.source.line == 2).unwrap();
+    assert!(matches!(&answer.payload, Payload::Message(m) if m.role == Role::Assistant && m.text.is_empty()));
+}

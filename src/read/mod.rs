@@ -18,6 +18,7 @@ pub(crate) mod lenient;
 mod lines;
 mod object;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 mod settings;
 pub mod side;
@@ -46,6 +47,7 @@ pub const READERS: &[&dyn Reader] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,
+    &pi::Pi,
     &unified::Unified,
     &interchange::Interchange,
 ];

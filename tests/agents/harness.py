@@ -81,6 +81,7 @@ class AgentSpec:
     scenarios: tuple = tuple(SCENARIOS)  # what --scenario all runs
     store: str | None = None  # the SQLite store the agent keeps its sessions in (None: JSONL files)
     registry: str = "npm"     # where the package comes from: "npm" or "pypi"
+    moved_to: str | None = None  # the npm package of the later versions, where the agent moved (newest is there)
 
 
 AGENTS = {
@@ -125,10 +126,24 @@ def resolve_version(spec: AgentSpec, version: str) -> str:
             raise RuntimeError(f"pip index versions {spec.package}: {out.stdout!r}")
         return m.group(1)
     if version == "newest":
-        out = subprocess.run(["npm", "view", spec.package, "version"], capture_output=True, text=True,
-                             timeout=120, check=True)
+        out = subprocess.run(["npm", "view", spec.moved_to or spec.package, "version"], capture_output=True,
+                             text=True, timeout=120, check=True)
         return out.stdout.strip().splitlines()[-1].strip()
     return version
+
+
+def npm_package(spec: AgentSpec, version: str) -> str:
+    """The npm package of an agent's version: ``spec.package``, or ``spec.moved_to`` for a version
+    only the package it moved to has (installed there already, or not on the first package)."""
+    if not spec.moved_to:
+        return spec.package
+    installed = cache_root() / f"{spec.cache_prefix}-{version}" / "node_modules"
+    for package in (spec.package, spec.moved_to):
+        if (installed / Path(*package.split("/")) / "package.json").exists():
+            return package
+    out = subprocess.run(["npm", "view", f"{spec.package}@{version}", "version"], capture_output=True, text=True,
+                         timeout=120)
+    return spec.package if out.stdout.strip() else spec.moved_to
 
 
 def install(spec: AgentSpec, version: str, log=print) -> Path:
@@ -137,13 +152,14 @@ def install(spec: AgentSpec, version: str, log=print) -> Path:
     if spec.registry == "pypi":
         return install_pypi(spec, version, prefix, log)
     exe = prefix / "node_modules" / ".bin" / spec.bin
-    pkg_json = prefix / "node_modules" / Path(*spec.package.split("/")) / "package.json"
+    package = npm_package(spec, version)
+    pkg_json = prefix / "node_modules" / Path(*package.split("/")) / "package.json"
     if exe.exists() and pkg_json.exists() and json.loads(pkg_json.read_text()).get("version") == version:
         return exe
     prefix.mkdir(parents=True, exist_ok=True)
-    log(f"installing {spec.package}@{version} into {prefix}")
+    log(f"installing {package}@{version} into {prefix}")
     subprocess.run(["npm", "install", "--prefix", str(prefix), "--save-exact", "--no-audit", "--no-fund",
-                    f"{spec.package}@{version}"], check=True, timeout=NPM_TIMEOUT,
+                    f"{package}@{version}"], check=True, timeout=NPM_TIMEOUT,
                    stdout=subprocess.DEVNULL if log is None else None)
     if not exe.exists():
         raise RuntimeError(f"{exe} missing after npm install")
@@ -785,8 +801,8 @@ def _load_adapter_modules() -> None:
     ``session_roots``) and may have these hooks: ``scenario(name)`` (the agent's own version of a
     scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
     ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
-    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()`` and
-    ``logged_call_id(call)`` (see the functions of those names)."""
+    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``,
+    ``logged_call_id(call)`` and ``side_usage(converted)`` (see the functions of those names)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):
@@ -1176,6 +1192,15 @@ def logged_call_id(agent: str, call: dict) -> str:
     return f"{call['name']}__{call['id']}" if agent == "gemini" else call["id"]
 
 
+def side_usage(c: Converted) -> tuple[list[dict], list[dict]]:
+    """Side requests (summaries) whose usage the files hold without a response id, summed on a
+    record of the agent's own (pi 1.x ``compaction`` and ``branch_summary`` entries): the served
+    responses, and the usage events that hold them; none unless the agent's adapter has a
+    ``side_usage(c)`` hook."""
+    hook = getattr(ADAPTERS[c.ledger["meta"]["agent"]], "side_usage", None)
+    return hook(c) if hook else ([], [])
+
+
 def usage_events(events: list[dict]) -> list[dict]:
     return [ev for ev in events if ev["kind"] == "meta" and ev["payload"].get("meta_type") == "usage"
             and not ev.get("copied")]
@@ -1216,7 +1241,7 @@ def summarize(scen_dir: Path, work: Path) -> dict:
         lines = sum(1 for f in c.files for l in f.read_text(errors="replace").splitlines() if l.strip())
     typed = [t["text"] for t in typed_prompts(c.ledger) if t["kind"] == "message"]
     found = sum(1 for t in typed if any(says(ev, t) and not ev.get("injected") for ev in user_messages(c.events)))
-    logged = logged_responses(c)
+    logged = logged_responses(c) + side_usage(c)[0]
     served_in = sum(expected_usage(agent, e)["input_tokens"] for e in logged)
     served_out = sum(expected_usage(agent, e)["output_tokens"] for e in logged)
     ue = usage_events(c.events)

@@ -426,7 +426,8 @@ def _pair_usage(case):
 
     Returns (pairs, responses left without a usage event, usage events left over)."""
     logged = _served_in_sessions(case)
-    events = harness.usage_events(case.events)
+    summed = {ev["id"] for ev in harness.side_usage(case)[1]}
+    events = [ev for ev in harness.usage_events(case.events) if ev["id"] not in summed]
     pairs, left = [], []
     unmatched = list(events)
     for e in logged:
@@ -542,6 +543,13 @@ def test_usage_per_response(case):
         problems.append(f"usage event not matching a logged response: line {ev['source']['line']} "
                         f"({ev['source'].get('record_type')}) response_id={u.get('response_id')!r} "
                         f"in={u.get('input_tokens')} out={u.get('output_tokens')}")
+    # side requests the files hold summed on a record of their own (harness.side_usage)
+    side, summed = harness.side_usage(case)
+    for k in harness.usage_keys(agent):
+        want = sum(harness.expected_usage(agent, e).get(k) or 0 for e in side)
+        got = sum((ev["payload"]["usage"] or {}).get(k) or 0 for ev in summed)
+        if got != want:
+            problems.append(f"summed usage of {len(side)} side responses: {k} {got}, served {want}")
     assert not problems, "\n".join(problems)
 
 
@@ -565,7 +573,7 @@ def test_usage_names_its_response(case):
 def test_usage_totals(case):
     """The usage events add up to what the server served for the logged responses."""
     agent = _agent(case)
-    logged = _served_in_sessions(case)
+    logged = _served_in_sessions(case) + harness.side_usage(case)[0]
     keys = _total_keys(case)
     want = {k: sum(harness.expected_usage(agent, e).get(k, 0) for e in logged) for k in keys}
     got = {k: sum((ev["payload"]["usage"] or {}).get(k) or 0 for ev in harness.usage_events(case.events)) for k in keys}

@@ -62,6 +62,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("kilo", "kilo"),
     ("crush", "crush"),
     ("qwen", "qwen"),
+    ("pi", "pi"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -108,6 +109,7 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
         if other.join("qwen").is_dir() {
             files.extend(session_files(&other.join("qwen")));
         }
+        files.extend(session_files(&other.join("pi")));
     }
     files
 }

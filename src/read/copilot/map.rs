@@ -175,6 +175,10 @@ impl Mapper {
             };
             let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
             out.emit(with_response(self.event(parsed, kind, payload)), slot)?;
+        } else if slot == 0 {
+            // A message with nothing of the above (no text, no calls, no count) is an empty
+            // answer, so that its line still has an event.
+            out.emit(with_response(self.event(parsed, kind, message(Role::Assistant, ""))), slot)?;
         }
         Ok(())
     }
