@@ -6,6 +6,7 @@
 //! on: every non-empty input line is either mapped to events or reported as exactly one
 //! [`InputDiagnostic`], and the reader moves on.
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -44,6 +45,7 @@ pub const READERS: &[&dyn Reader] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,
+    &aider::Aider,
     &unified::Unified,
     &interchange::Interchange,
 ];

@@ -61,6 +61,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("opencode", "opencode"),
     ("kilo", "kilo"),
     ("crush", "crush"),
+    ("aider", "aider"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -104,6 +105,7 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     if let Some(other) = other_agents() {
         files.extend(session_files(&other.join("gemini")));
         files.extend(session_files(&other.join("copilot")));
+        files.extend(session_files(&other.join("aider")));
     }
     files
 }
