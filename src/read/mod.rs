@@ -6,6 +6,7 @@
 //! on: every non-empty input line is either mapped to events or reported as exactly one
 //! [`InputDiagnostic`], and the reader moves on.
 
+pub mod aider;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
@@ -48,6 +49,7 @@ pub const READERS: &[&dyn Reader] = &[
     &kilo::Kilo,
     &crush::Crush,
     &pi::Pi,
+    &aider::Aider,
     &unified::Unified,
     &interchange::Interchange,
 ];

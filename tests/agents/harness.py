@@ -1106,7 +1106,7 @@ def is_title_request(e: dict) -> bool:
 def logged_responses(c: Converted) -> list[dict]:
     """Served responses the agent wrote into a session file: those whose id a file holds (found by
     plain text search). Gemini CLI does not write the API's ``responseId``, nor does Copilot CLI
-    1.0.20 its ``apiCallId``: there a response of the chat (main thread and subagents) counts when
+    1.0.20 its ``apiCallId``, nor Aider any id: there a response of the chat (main thread and subagents) counts when
     its text or a tool call id is in a file (a ``gemini`` message / an ``assistant.message``);
     compression requests are not written. OpenCode and Kilo CLI store no response id either, but
     an assistant message (with its usage) for every response of a session: all responses count
@@ -1116,7 +1116,7 @@ def logged_responses(c: Converted) -> list[dict]:
     if AGENTS[agent].store:
         return [e for e in served if not is_title_request(e)]
     raw = "\n".join(f.read_text(errors="replace") for f in c.files)
-    if agent == "gemini" or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
+    if agent in ("gemini", "aider") or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
         # no response id to look for: a response of the chat (not a compression) whose text or
         # tool call id the files hold
         return [e for e in served if e["channel"] in ("main", "subagent") and _mentioned(e, raw)]
@@ -1126,6 +1126,9 @@ def logged_responses(c: Converted) -> list[dict]:
 def _mentioned(e: dict, raw: str) -> bool:
     r = e["response"]
     if r.get("text") and json.dumps(r["text"])[1:-1] in raw:
+        return True
+    # Aider's Markdown chat history holds the answer as it is
+    if r.get("text") and r["text"].strip() in raw:
         return True
     return any(c["id"] in raw for c in r.get("tool_calls") or [])
 

@@ -41,7 +41,8 @@ Scenario format (JSON), all keys optional except ``main``::
                                    #   the subagent marker (see below)
      "compact":  [STEP, ...],      # summarisation requests of a compaction
      "subagent_marker": "SUBTASK-...",
-     "chat_reasoning_field": "reasoning_content"}  # or "reasoning_text" (Chat Completions)
+     "chat_reasoning_field": "reasoning_content",  # or "reasoning_text" (Chat Completions)
+     "main_without_tools": true}  # Chat Completions requests without tools are the session's own
 
     STEP = {"text": "...", "thinking": "...",
             "tool_calls": [{"tool": "shell", "command": "echo hello"},
@@ -783,6 +784,10 @@ def classify_chat(srv: "ModelServer", body: dict) -> str:
     if channel and not (channel == "subagent" and not _chat_tools(body)):
         return channel
     if not _chat_tools(body):
+        if srv.script.scenario.get("main_without_tools"):
+            # agents that offer no tools (Aider edits through the answer's text): every request is
+            # the session's own, but for a summary of the history, which the system prompt asks for
+            return "side:summary" if "summar" in _chat_system_text(body)[:200].lower() else "main"
         low = (_chat_system_text(body) + "\n" + last).lower()
         if any(p.lower() in low for p in COMPACT_PATTERNS):
             return "compact"

@@ -63,6 +63,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("crush", "crush"),
     ("qwen", "qwen"),
     ("pi", "pi"),
+    ("aider", "aider"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -110,6 +111,7 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
             files.extend(session_files(&other.join("qwen")));
         }
         files.extend(session_files(&other.join("pi")));
+        files.extend(session_files(&other.join("aider")));
     }
     files
 }

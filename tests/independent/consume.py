@@ -259,7 +259,7 @@ def main():
 
     # Usage per agent and day: DuckDB over the Hive dataset vs the unified JSONL.
     query = """
-        SELECT agent, CAST(date AS VARCHAR), sum(usage.input_tokens), sum(usage.cache_read_tokens),
+        SELECT agent, CAST(date AS VARCHAR), sum(usage.input_tokens), sum(coalesce(usage.cache_read_tokens, 0)),
                sum(coalesce(usage.cache_write_tokens, 0)), sum(usage.output_tokens), count(*)
         FROM read_parquet(?, hive_partitioning = true)
         WHERE meta_type = 'usage' AND NOT copied
