@@ -13,6 +13,7 @@ pub mod copilot;
 pub mod crush;
 mod diagnostic;
 pub mod gemini;
+pub(crate) mod gemini_parts;
 pub mod interchange;
 pub mod kilo;
 pub(crate) mod lenient;

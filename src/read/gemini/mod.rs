@@ -11,7 +11,6 @@
 //! project's folder name, or by its SHA-256 hash for the folders of older versions.
 
 mod map;
-pub(crate) mod parts;
 
 use std::io::{self, BufRead, Read};
 
@@ -124,17 +123,5 @@ fn is_session_name(name: &str) -> bool {
 
 /// The family of a Gemini CLI tool, by its name.
 pub fn family(name: &str) -> ToolFamily {
-    match name {
-        "run_shell_command" => ToolFamily::Shell,
-        "read_file" | "read_many_files" => ToolFamily::Read,
-        "write_file" => ToolFamily::Write,
-        "replace" | "edit" => ToolFamily::Edit,
-        "glob" | "search_file_content" | "grep_search" | "list_directory" => ToolFamily::Search,
-        "web_fetch" => ToolFamily::WebFetch,
-        "google_web_search" => ToolFamily::WebSearch,
-        "write_todos" => ToolFamily::Plan,
-        "delegate_to_agent" | "codebase_investigator" => ToolFamily::Subagent,
-        "ask_user" => ToolFamily::AskUser,
-        other => ToolFamily::of(other),
-    }
+    crate::read::gemini_parts::family(name)
 }

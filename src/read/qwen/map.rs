@@ -8,7 +8,7 @@
 //!   **`tool_result`** (what a tool sent back to the model): the `message.parts` in order.
 //!   Text and media parts in a row make one message; a `thought: true` text part is
 //!   reasoning; a `functionCall` a tool call; a `functionResponse` a tool output (the Gemini
-//!   reader's part functions, [`crate::read::gemini::parts`]). A tool output takes what the
+//!   reader's part functions, [`crate::read::gemini_parts`]). A tool output takes what the
 //!   record's `toolCallResult` says: `status` (`error` for a failed call, a shell command
 //!   that exited non-zero included), `resultDisplay.exitCode`, `durationMs` (else the
 //!   duration of the call's `tool_call` telemetry), and the whole `toolCallResult` as
@@ -48,7 +48,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::model::{Context, Event, Json, Message, Meta, MetaType, Payload, Reasoning, Role};
-use crate::read::gemini::parts::{self, Tokens};
+use crate::read::gemini_parts::{self as parts, Tokens};
 use crate::read::{Emitter, Line, LineMapper, file_name, file_stem, parse_time};
 
 /// A parsed line: where it is, and its record.

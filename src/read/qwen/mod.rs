@@ -123,6 +123,6 @@ pub fn family(name: &str) -> ToolFamily {
         // `task` before the tool was renamed.
         "agent" | "task" => ToolFamily::Subagent,
         "ask_user_question" => ToolFamily::AskUser,
-        other => crate::read::gemini::family(other),
+        other => crate::read::gemini_parts::family(other),
     }
 }

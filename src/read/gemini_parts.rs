@@ -1,4 +1,5 @@
-//! Gemini CLI message content → agentlog messages and tool outputs.
+//! Gemini CLI message content → agentlog messages and tool outputs, shared by the readers of
+//! Gemini CLI and of its fork Qwen Code, whose records carry the same Gemini API parts and usage.
 //!
 //! A message's `content` is a `PartListUnion` of the Gemini API: a string, a part, or a list of
 //! parts (`text`, `inlineData`, `fileData`, `functionCall`, `functionResponse`, …).
@@ -21,7 +22,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::model::{Event, Json, Message, Part, Payload, Role, ToolCall, ToolOutput, Usage};
+use crate::model::{Event, Json, Message, Part, Payload, Role, ToolCall, ToolFamily, ToolOutput, Usage};
 use crate::read::parse_time;
 
 /// The name of Gemini CLI's shell tool.
@@ -306,5 +307,22 @@ mod tests {
         // The command printed the line itself; the CLI's own fields end with the PGID.
         assert_eq!(shell_exit_code("Output: Exit Code: 5\nall good\nProcess Group PGID: 7"), None);
         assert_eq!(shell_exit_code("Exit Code: 2"), None, "not the shell tool's form");
+    }
+}
+
+/// The family of a Gemini CLI tool, by its name.
+pub(crate) fn family(name: &str) -> ToolFamily {
+    match name {
+        "run_shell_command" => ToolFamily::Shell,
+        "read_file" | "read_many_files" => ToolFamily::Read,
+        "write_file" => ToolFamily::Write,
+        "replace" | "edit" => ToolFamily::Edit,
+        "glob" | "search_file_content" | "grep_search" | "list_directory" => ToolFamily::Search,
+        "web_fetch" => ToolFamily::WebFetch,
+        "google_web_search" => ToolFamily::WebSearch,
+        "write_todos" => ToolFamily::Plan,
+        "delegate_to_agent" | "codebase_investigator" => ToolFamily::Subagent,
+        "ask_user" => ToolFamily::AskUser,
+        other => ToolFamily::of(other),
     }
 }
