@@ -7,6 +7,7 @@
 //! [`InputDiagnostic`], and the reader moves on.
 
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
@@ -44,6 +45,7 @@ pub const READERS: &[&dyn Reader] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,
+    &cline::Cline,
     &unified::Unified,
     &interchange::Interchange,
 ];

@@ -61,6 +61,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("opencode", "opencode"),
     ("kilo", "kilo"),
     ("crush", "crush"),
+    ("cline", "cline"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
