@@ -13,7 +13,8 @@ use agentlog::read::Reader;
 use agentlog::read::cline::Cline;
 use serde_json::Value;
 
-const SCENARIOS: [&str; 6] = ["api-error", "reasoning", "subagent", "text", "tools", "tools-openai"];
+const SCENARIOS: [&str; 8] =
+    ["api-error", "reasoning", "resume", "subagent", "text", "tools", "tools-openai", "two-turns"];
 
 fn scenario_dir(scenario: &str) -> PathBuf {
     common::own_corpus().join("recorded/cline/3.0.65").join(scenario)
@@ -113,6 +114,30 @@ fn typed_prompt_is_the_user_message_without_its_wrapper() {
 }
 
 #[test]
+fn a_resumed_session_is_the_same_file_with_both_prompts() {
+    for (scenario, prompts) in [
+        ("two-turns", ["[two-turns] First prompt of two.", "[two-turns] Second prompt of two."]),
+        ("resume", ["[resume] Run a command and stop.", "[resume] Pick up where we left off."]),
+    ] {
+        let (events, _) = read(&main_file(scenario));
+        let typed: Vec<&str> = events
+            .iter()
+            .filter(|e| !e.injected)
+            .filter_map(|e| match &e.payload {
+                Payload::Message(m) if m.role == Role::User => Some(m.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(typed, prompts, "{scenario}");
+        let answers: Vec<String> =
+            served(scenario).iter().filter_map(|e| e["response"]["text"].as_str().map(str::to_owned)).collect();
+        assert_eq!(texts(&events, Role::Assistant), answers, "{scenario}");
+        let sessions: std::collections::BTreeSet<&str> = events.iter().map(|e| e.session_id.as_str()).collect();
+        assert_eq!(sessions.len(), 1, "{scenario}");
+    }
+}
+
+#[test]
 fn tool_calls_pair_with_outputs_and_the_failed_command_is_flagged() {
     let (events, _) = read(&main_file("tools"));
     let calls: Vec<(String, String, Value)> = served("tools")
@@ -150,7 +175,7 @@ fn tool_calls_pair_with_outputs_and_the_failed_command_is_flagged() {
 #[test]
 fn usage_is_the_served_usage_once_per_request() {
     // Anthropic: the served input, cache reads and cache writes, apart
-    for scenario in ["text", "reasoning", "tools", "api-error"] {
+    for scenario in ["text", "reasoning", "tools", "api-error", "two-turns", "resume"] {
         let (events, _) = read(&main_file(scenario));
         let want: Vec<[Option<u64>; 4]> = served(scenario)
             .iter()

@@ -20,9 +20,8 @@ SCENARIOS = ("text", "reasoning", "tools", "tools-openai", "subagent", "two-turn
 # --id resumes a session only in the interactive terminal UI: with a prompt and no TTY the CLI
 # exits 1 with "interactive mode requires a TTY (stdin/stdout must both be terminals)", and with
 # --json "JSON output mode requires a prompt argument or piped stdin (interactive mode is
-# unsupported)"
-RESUME = ("3.0.65 resumes a session (--id) only in its interactive terminal UI: without a TTY it exits 1 "
-          "with 'interactive mode requires a TTY'")
+# unsupported)". _cline_tty.py types the second prompt into the UI on a pseudo-terminal.
+TTY = Path(__file__).resolve().parent / "_cline_tty.py"
 MODEL = "claude-sonnet-4-5"
 OPENAI_MODEL = "gpt-4.1"
 
@@ -58,7 +57,7 @@ def message_lines(path: Path) -> list[int]:
 def register(h):
     class ClineAdapter:
         def unsupported(self, name: str, exe: Path | None = None) -> str | None:
-            return RESUME if name in ("two-turns", "resume") else None
+            return None
 
         def scenario(self, name: str):
             p = f"[{name}]"
@@ -112,13 +111,18 @@ def register(h):
                     "updatedAt": "2026-11-27T00:00:00.000Z", "tokenSource": "manual"}}}, indent=2))
 
         def env(self, home: Path, exe: Path, base_url: str) -> dict:
-            return h.base_env(home, exe)
+            e = h.base_env(home, exe)
+            # what --data-dir does: the state under ~/.cline/data, and no hub daemon (without it
+            # the CLI starts one on 127.0.0.1:25463 that outlives the run and serves any HOME)
+            data = str(home / ".cline" / "data")
+            e.update({"CLINE_SANDBOX": "1", "CLINE_SANDBOX_DATA_DIR": data, "CLINE_DATA_DIR": data})
+            return e
 
         def argv(self, exe: Path, inv, first_session: str | None, image: Path | None):
             # without --yolo a run ends with the model's answer (--yolo waits for submit_and_exit)
             a = [str(exe), "--thinking", "low"]
             if inv.mode in ("continue", "resume") and first_session:
-                a += ["--id", first_session]
+                return [h.sys.executable, str(TTY), inv.prompt, *a, "--id", first_session], None
             return a + [inv.prompt], None
 
         def session_id(self, stdout: str, stderr: str = "", home: Path | None = None) -> str | None:
