@@ -76,11 +76,15 @@ pub(super) fn document(name: &str, text: &str, out: &mut Emitter<'_>) -> io::Res
         context: Context { agent_version: version.map(str::to_owned), ..Context::default() },
         names: Map::new(),
     };
-    let time = string(&header, "updated_at").and_then(crate::read::parse_time);
+    // The header has the time of the last change only (`updated_at`): the session starts with
+    // its first message.
+    let elements = raw.messages.unwrap_or_default();
+    let first = elements.first().and_then(|m| serde_json::from_str::<Value>(m.get()).ok());
+    let time = first.and_then(|m| m.get("ts").and_then(Value::as_i64)).and_then(chrono::DateTime::from_timestamp_millis);
     let mut start = mapper.meta(At { line: 1, offset: 0 }, "session", MetaType::SessionStart, Value::Object(header));
     start.timestamp = time;
     out.emit_record(start, "session", 0)?;
-    for (index, element) in raw.messages.unwrap_or_default().into_iter().enumerate() {
+    for (index, element) in elements.into_iter().enumerate() {
         let at = At::of(text, element.get());
         let value: Value = serde_json::from_str(element.get()).unwrap_or(Value::Null);
         mapper.message(value, at, &format!("messages[{index}]"), out)?;
