@@ -292,6 +292,67 @@ fn synthetic_quirks() {
 }
 
 #[test]
+fn vscode_task_folder_takes_usage_from_the_panel_only() {
+    let dir = common::own_corpus().join("cline/vscode/tasks/1795700100000");
+    let (history, report) = read(&dir.join("api_conversation_history.json"));
+    assert_eq!(report.lines_diagnosed, 0);
+    let (panel, _) = read(&dir.join("ui_messages.json"));
+    // the task's id is the folder's name, in both files
+    assert!(history.iter().chain(&panel).all(|e| e.session_id == "1795700100000"));
+    // typed prompts unwrapped; the extension's environment details injected
+    let typed: Vec<&str> = history
+        .iter()
+        .filter(|e| !e.injected)
+        .filter_map(|e| match &e.payload {
+            Payload::Message(m) if m.role == Role::User => Some(m.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(typed, ["Read hello.py and run it.", "Use python instead."]);
+    assert_eq!(history.iter().filter(|e| e.injected).count(), 2);
+    // outputs written as `[tool for '…'] Result:` text pair with the calls in order
+    let raw = json(&dir.join("api_conversation_history.json"));
+    let ids: Vec<&str> = raw
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().unwrap())
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| b["id"].as_str().unwrap())
+        .collect();
+    let outputs: Vec<(Option<&str>, Option<bool>)> = history
+        .iter()
+        .filter_map(|e| match &e.payload {
+            Payload::ToolOutput(o) => Some((o.call_id.as_deref(), o.failed)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(outputs, [(Some(ids[0]), None), (Some(ids[1]), Some(true))]);
+    // the history's metrics are not usage; the panel's four requests are
+    assert!(usages(&history).is_empty());
+    let u = usages(&panel);
+    let got: Vec<[Option<u64>; 4]> =
+        u.iter().map(|u| [u.input_tokens, u.cache_read_tokens, u.cache_write_tokens, u.output_tokens]).collect();
+    assert_eq!(
+        got,
+        [
+            [Some(12), Some(0), Some(5000), Some(40)],
+            [Some(9), Some(5000), Some(200), Some(30)],
+            [None, None, None, None],
+            [Some(7), None, None, Some(25)],
+        ]
+    );
+    let unknown: Vec<&str> = panel
+        .iter()
+        .filter(|e| common::meta_type(e) == Some(MetaType::Unknown))
+        .filter_map(|e| e.source.record_type.as_deref())
+        .collect();
+    assert_eq!(unknown, ["say/new_kind_of_record"]);
+    assert!(!Cline.accepts(&dir.join("task_metadata.json")));
+    assert!(Cline.owns(&dir.join("ui_messages.json")));
+}
+
+#[test]
 fn only_messages_files_are_read_from_directories() {
     let dir = scenario_dir("tools");
     let manifest = common::session_files(&dir);
@@ -336,7 +397,11 @@ fn usage_totals_equal_the_independent_script() {
         let cost: f64 = common::usages(&events)
             .iter()
             .filter_map(|(e, _)| match &e.payload {
-                Payload::Meta(m) => m.data.as_ref().map(|d| d.to_value()["metrics"]["cost"].as_f64().unwrap_or(0.0)),
+                Payload::Meta(m) => m.data.as_ref().map(|d| {
+                    let d = d.to_value();
+                    // the CLI's metrics, or a VS Code task's api_req_started request
+                    d["metrics"]["cost"].as_f64().or(d["text"]["cost"].as_f64()).unwrap_or(0.0)
+                }),
                 _ => None,
             })
             .sum();

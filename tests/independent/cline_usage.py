@@ -10,6 +10,14 @@ request. `metrics.inputTokens` is the whole prompt, cache reads and cache writes
 input is `inputTokens - cacheReadTokens - cacheWriteTokens`; output is `outputTokens`;
 `cost` is the agent's own USD figure. A count the metrics lack counts as 0 here.
 
+The VS Code extension's task folders (`tasks/<id>/`) split a task over two arrays: usage is
+counted from `ui_messages.json` only, one request per `say: api_req_started` record, whose
+`text` is JSON `{tokensIn, tokensOut, cacheReads, cacheWrites, cost}` with `tokensIn` the fresh
+input (Anthropic's `input_tokens`; gmfstu/Online-Card-Architecture @2e6753c4 has 47 of them,
+as many as the assistant messages of its history); `usageMissing` counts as no tokens. The
+`metrics.tokens` of `api_conversation_history.json` (cache reads and writes lumped together as
+`cached`) count nothing.
+
 Prints {file: {"input", "cached", "cache_write", "output", "total", "cost", "calls"}} as JSON,
 in agentlog's terms (fresh input without the cache counts).
 """
@@ -22,6 +30,27 @@ def account(path):
     out = {"input": 0, "cached": 0, "cache_write": 0, "output": 0, "total": 0, "cost": 0.0, "calls": 0}
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
+    if path.endswith("ui_messages.json"):
+        for r in doc:
+            if not (isinstance(r, dict) and r.get("type") == "say" and r.get("say") == "api_req_started"):
+                continue
+            try:
+                req = json.loads(r.get("text") or "{}")
+            except ValueError:
+                req = {}
+            if req.get("usageMissing"):
+                req = {"cost": req.get("cost")}
+            counts = [req.get(k) or 0 for k in ("tokensIn", "cacheReads", "cacheWrites", "tokensOut")]
+            out["input"] += counts[0]
+            out["cached"] += counts[1]
+            out["cache_write"] += counts[2]
+            out["output"] += counts[3]
+            out["total"] += sum(counts)
+            out["cost"] += req.get("cost") or 0.0
+            out["calls"] += 1
+        return out
+    if isinstance(doc, list):
+        return out
     for m in doc.get("messages") or []:
         if not isinstance(m, dict) or m.get("role") != "assistant":
             continue

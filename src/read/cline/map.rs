@@ -43,14 +43,14 @@ struct Raw<'a> {
 
 /// Where a record lies: its line and the byte offset of that line's start.
 #[derive(Debug, Clone, Copy)]
-struct At {
-    line: u64,
-    offset: u64,
+pub(super) struct At {
+    pub(super) line: u64,
+    pub(super) offset: u64,
 }
 
 impl At {
     /// The place of `part`, a slice of `text`.
-    fn of(text: &str, part: &str) -> At {
+    pub(super) fn of(text: &str, part: &str) -> At {
         let at = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
         let offset = text[..at].rfind('\n').map_or(0, |n| n + 1);
         At { line: text[..at].matches('\n').count() as u64 + 1, offset: offset as u64 }
@@ -80,7 +80,8 @@ pub(super) fn document(name: &str, text: &str, out: &mut Emitter<'_>) -> io::Res
     // its first message.
     let elements = raw.messages.unwrap_or_default();
     let first = elements.first().and_then(|m| serde_json::from_str::<Value>(m.get()).ok());
-    let time = first.and_then(|m| m.get("ts").and_then(Value::as_i64)).and_then(chrono::DateTime::from_timestamp_millis);
+    let time =
+        first.and_then(|m| m.get("ts").and_then(Value::as_i64)).and_then(chrono::DateTime::from_timestamp_millis);
     let mut start = mapper.meta(At { line: 1, offset: 0 }, "session", MetaType::SessionStart, Value::Object(header));
     start.timestamp = time;
     out.emit_record(start, "session", 0)?;
@@ -337,7 +338,7 @@ fn unwrap_user_input(text: &str) -> (&str, Option<&str>) {
 }
 
 /// An `image` block (`source {type: base64, media_type, data}` or `{type: url, url}`).
-fn image(block: &Value) -> Part {
+pub(super) fn image(block: &Value) -> Part {
     let source = block.get("source");
     let field = |key: &str| source.and_then(|s| s.get(key)).and_then(Value::as_str).map(str::to_owned);
     Part::Image { media_type: field("media_type"), data: field("data"), url: field("url") }

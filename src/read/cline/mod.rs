@@ -16,6 +16,9 @@
 //! holds the whole conversation, compacted or not. Each element of `messages` counts as one
 //! record, at the line where it starts ([`map`]); the document's own fields are line 1.
 //!
+//! The task folders of the VS Code extension (`tasks/<id>/api_conversation_history.json` and
+//! `ui_messages.json`) are read too, each file an input of the task's session ([`task`]).
+//!
 //! Content blocks are Anthropic-shaped (`text`, `thinking`, `tool_use`, `tool_result`,
 //! `image`) whichever provider served the model. **Usage** is an assistant message's
 //! `metrics {inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens, cost}`, one message
@@ -23,6 +26,7 @@
 //! fresh input is what is left of it. A message without `metrics` has no usage event.
 
 mod map;
+mod task;
 
 use std::io::{self, Read};
 
@@ -45,10 +49,14 @@ impl Reader for Cline {
     }
 
     fn description(&self) -> &'static str {
-        "Cline CLI sessions (~/.cline/data/sessions/<id>/<id>.messages.json, 3.0)"
+        "Cline CLI sessions (~/.cline/data/sessions/<id>/<id>.messages.json, 3.0) and VS Code task folders"
     }
 
     fn sniff(&self, head: &Head<'_>) -> bool {
+        if task::kind(head.name).is_some() {
+            // A task folder's arrays, told by their names.
+            return head.first_line.trim_start().starts_with('[');
+        }
         if head.first_line.trim() == "{" {
             // Pretty-printed: the header's keys come first, the messages after them.
             let keys = ["\"updated_at\"", "\"sessionId\"", "\"origin\""];
@@ -74,17 +82,30 @@ impl Reader for Cline {
             .or_else(|| set("CLINE_DATA_DIR").map(|d| d.join("sessions")))
             .or_else(|| set("CLINE_DIR").map(|d| d.join("data/sessions")))
             .or_else(|| set("HOME").map(|h| h.join(".cline/data/sessions")));
-        root.map(|root| files_under(&root, is_messages_name)).unwrap_or_default()
+        let mut files = root.map(|root| files_under(&root, is_messages_name)).unwrap_or_default();
+        // The VS Code extension's task folders, on Linux and macOS.
+        if let Some(home) = set("HOME") {
+            for code in [".config/Code/User", "Library/Application Support/Code/User"] {
+                let tasks = home.join(code).join("globalStorage/saoudrizwan.claude-dev/tasks");
+                files.extend(files_under(&tasks, |n| task::kind(n).is_some()));
+            }
+        }
+        files
     }
 
     fn accepts(&self, path: &std::path::Path) -> bool {
-        path.file_name().is_some_and(|n| is_messages_name(&n.to_string_lossy()))
+        path.file_name()
+            .is_some_and(|n| is_messages_name(&n.to_string_lossy()) || task::kind(&n.to_string_lossy()).is_some())
     }
 
     /// Messages files in a `sessions/<id>/` folder: the session's own, named for it, and its
     /// sub-agents' (`agent_<id>.messages.json`).
     fn owns(&self, path: &std::path::Path) -> bool {
         let Some(name) = path.file_name().map(|n| n.to_string_lossy()) else { return false };
+        if task::kind(&name).is_some() {
+            let tasks = path.parent().and_then(std::path::Path::parent).and_then(std::path::Path::file_name);
+            return tasks.is_some_and(|t| t == "tasks");
+        }
         let Some(id) = name.strip_suffix(MESSAGES_SUFFIX) else { return false };
         let dir = path.parent();
         let sessions = dir.and_then(std::path::Path::parent).and_then(std::path::Path::file_name);
@@ -114,7 +135,10 @@ impl Reader for Cline {
         let Input { name, mut bytes, .. } = input;
         let mut text = Vec::new();
         bytes.read_to_end(&mut text)?;
-        let read = read_document(Agent::Cline, name, &text, out, |text, emitter| map::document(name, text, emitter))?;
+        let read = read_document(Agent::Cline, name, &text, out, |text, emitter| match task::kind(name) {
+            Some(kind) => task::document(kind, name, text, emitter),
+            None => map::document(name, text, emitter),
+        })?;
         if let Some(report) = read {
             return Ok(report);
         }
