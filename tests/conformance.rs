@@ -45,8 +45,13 @@ fn event_ids_do_not_depend_on_the_folder() {
         // A file under a session's `subagents/` folder whose records name no session (a workflow
         // journal) belongs to the session that folder names: from there the path moves with it.
         let subagents = path.iter().rev().position(|c| c == "subagents");
+        // A Cline VS Code task's files have no session id of their own: the task is the folder.
+        let task_file =
+            path.file_name().is_some_and(|n| n == "api_conversation_history.json" || n == "ui_messages.json");
         let kept = if path.parent().and_then(|p| p.file_name()).is_some_and(|n| n == "memory") {
             3
+        } else if task_file {
+            2
         } else {
             subagents.map_or(1, |i| i + 2)
         };

@@ -8,6 +8,7 @@
 
 pub mod aider;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
@@ -51,6 +52,7 @@ pub const READERS: &[&dyn Reader] = &[
     &crush::Crush,
     &pi::Pi,
     &aider::Aider,
+    &cline::Cline,
     &unified::Unified,
     &interchange::Interchange,
 ];

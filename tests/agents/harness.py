@@ -802,7 +802,8 @@ def _load_adapter_modules() -> None:
     scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
     ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
     directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``,
-    ``logged_call_id(call)`` and ``side_usage(converted)`` (see the functions of those names)."""
+    ``logged_call_id(call)``, ``side_usage(converted)``, ``logged_responses(served, raw)`` and
+    ``record_lines(path)`` (see the functions of those names)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):
@@ -1116,6 +1117,9 @@ def logged_responses(c: Converted) -> list[dict]:
     if AGENTS[agent].store:
         return [e for e in served if not is_title_request(e)]
     raw = "\n".join(f.read_text(errors="replace") for f in c.files)
+    hook = getattr(ADAPTERS[agent], "logged_responses", None)
+    if hook:
+        return hook(served, raw)
     if agent in ("gemini", "aider") or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
         # no response id to look for: a response of the chat (not a compression) whose text or
         # tool call id the files hold
@@ -1204,6 +1208,17 @@ def side_usage(c: Converted) -> tuple[list[dict], list[dict]]:
     return hook(c) if hook else ([], [])
 
 
+def record_lines(agent: str, f: Path) -> list[int]:
+    """The lines of a session file where its records start: every non-empty line of a JSON Lines
+    file, or what the agent's adapter says for a pretty-printed document
+    (``record_lines(path)``)."""
+    hook = getattr(ADAPTERS[agent], "record_lines", None)
+    if hook:
+        return hook(f)
+    with open(f, "rb") as fh:
+        return [i for i, l in enumerate(fh, 1) if l.strip()]
+
+
 def usage_events(events: list[dict]) -> list[dict]:
     return [ev for ev in events if ev["kind"] == "meta" and ev["payload"].get("meta_type") == "usage"
             and not ev.get("copied")]
@@ -1241,7 +1256,7 @@ def summarize(scen_dir: Path, work: Path) -> dict:
         lines = sum(store_query(f, "SELECT (SELECT count(*) FROM session) + (SELECT count(*) FROM message)"
                                    " + (SELECT count(*) FROM part)")[0][0] for f in c.files)
     else:
-        lines = sum(1 for f in c.files for l in f.read_text(errors="replace").splitlines() if l.strip())
+        lines = sum(len(record_lines(agent, f)) for f in c.files)
     typed = [t["text"] for t in typed_prompts(c.ledger) if t["kind"] == "message"]
     found = sum(1 for t in typed if any(says(ev, t) and not ev.get("injected") for ev in user_messages(c.events)))
     logged = logged_responses(c) + side_usage(c)[0]

@@ -162,11 +162,6 @@ def _same_file(a: str, b: Path) -> bool:
         return False
 
 
-def _nonempty_lines(f: Path) -> list[int]:
-    with open(f, "rb") as fh:
-        return [i for i, l in enumerate(fh, 1) if l.strip()]
-
-
 def _record_type(f: Path, line: int) -> str:
     with open(f, "rb") as fh:
         for i, l in enumerate(fh, 1):
@@ -248,7 +243,7 @@ def test_every_line_accounted_for(case):
     _skip_store(case, "a SQLite store has no lines (test_every_store_session_converted)")
     missing = []
     for f, (by_event, merged, diagnosed) in _accounting(case).items():
-        for n in _nonempty_lines(f):
+        for n in harness.record_lines(_agent(case), f):
             if n not in by_event and n not in merged and n not in diagnosed:
                 missing.append(f"{f.name}:{n} ({_record_type(f, n)})")
     assert not missing, f"{len(missing)} lines not accounted for: {missing[:40]}"

@@ -64,6 +64,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("qwen", "qwen"),
     ("pi", "pi"),
     ("aider", "aider"),
+    ("cline", "cline"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
