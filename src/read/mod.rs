@@ -10,10 +10,13 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
+pub mod cursor;
 mod diagnostic;
+pub mod droid;
 pub mod gemini;
 pub mod interchange;
 pub mod kilo;
+pub mod kiro;
 pub(crate) mod lenient;
 mod lines;
 mod object;
@@ -44,6 +47,9 @@ pub const READERS: &[&dyn Reader] = &[
     &opencode::OpenCode,
     &kilo::Kilo,
     &crush::Crush,
+    &droid::Droid,
+    &cursor::Cursor,
+    &kiro::Kiro,
     &unified::Unified,
     &interchange::Interchange,
 ];

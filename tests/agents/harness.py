@@ -75,7 +75,7 @@ class AgentSpec:
     name: str          # short name used in output paths: claude, codex, gemini, copilot, opencode, kilo, ...
     package: str       # npm package (PyPI package if registry is "pypi")
     pinned: str        # version the tests run by default
-    bin: str           # executable under node_modules/.bin
+    bin: str           # executable under node_modules/.bin, or a path under node_modules (with a "/")
     cache_prefix: str  # install directory name: <cache_prefix>-<version>
     session_kind: str  # agentlog's name for the agent (`agent` in the unified output)
     scenarios: tuple = tuple(SCENARIOS)  # what --scenario all runs
@@ -136,7 +136,8 @@ def install(spec: AgentSpec, version: str, log=print) -> Path:
     prefix = cache_root() / f"{spec.cache_prefix}-{version}"
     if spec.registry == "pypi":
         return install_pypi(spec, version, prefix, log)
-    exe = prefix / "node_modules" / ".bin" / spec.bin
+    # a platform package without a `bin` entry (Factory Droid) names its executable by path
+    exe = prefix / "node_modules" / (spec.bin if "/" in spec.bin else Path(".bin", spec.bin))
     pkg_json = prefix / "node_modules" / Path(*spec.package.split("/")) / "package.json"
     if exe.exists() and pkg_json.exists() and json.loads(pkg_json.read_text()).get("version") == version:
         return exe
@@ -785,8 +786,10 @@ def _load_adapter_modules() -> None:
     ``session_roots``) and may have these hooks: ``scenario(name)`` (the agent's own version of a
     scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
     ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
-    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()`` and
-    ``logged_call_id(call)`` (see the functions of those names)."""
+    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``,
+    ``logged_call_id(call)`` and ``logged_responses(served, raw)`` (see the functions of those
+    names), and the attribute ``usage_per_response = False`` for an agent whose files hold only
+    the session's usage totals (test_usage_per_response then skips, test_usage_totals checks)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):
@@ -1097,6 +1100,9 @@ def logged_responses(c: Converted) -> list[dict]:
     but OpenCode's title request."""
     served = served_responses(c.ledger)
     agent = c.ledger["meta"]["agent"]
+    hook = getattr(ADAPTERS[agent], "logged_responses", None)
+    if hook:
+        return hook(served, "\n".join(f.read_text(errors="replace") for f in c.files))
     if AGENTS[agent].store:
         return [e for e in served if not is_title_request(e)]
     raw = "\n".join(f.read_text(errors="replace") for f in c.files)

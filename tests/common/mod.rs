@@ -61,6 +61,10 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("opencode", "opencode"),
     ("kilo", "kilo"),
     ("crush", "crush"),
+    ("droid", "droid"),
+    ("factory-droid", "droid"),
+    ("cursor", "cursor"),
+    ("kiro", "kiro"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -104,6 +108,9 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
     if let Some(other) = other_agents() {
         files.extend(session_files(&other.join("gemini")));
         files.extend(session_files(&other.join("copilot")));
+        for folder in ["factory-droid", "cursor", "kiro"] {
+            files.extend(session_files(&other.join(folder)));
+        }
     }
     files
 }

@@ -175,6 +175,13 @@ impl Mapper {
             };
             let payload = Payload::Meta(Meta { meta_type: MetaType::Usage, data: None, usage: Some(usage) });
             out.emit(with_response(self.event(parsed, kind, payload)), slot)?;
+            slot += 1;
+        }
+        // A message with neither text, reasoning, calls nor counts of its own is still a
+        // message: an empty one, so that its line is not lost.
+        if slot == 0 {
+            let content = text(data, "content").unwrap_or_default();
+            out.emit(with_response(self.event(parsed, kind, message(Role::Assistant, content))), 0)?;
         }
         Ok(())
     }
