@@ -43,7 +43,10 @@ def register(h):
         def unsupported(self, name: str, exe: Path | None = None) -> str | None:
             if name == "subagent":
                 # measured with 0.225.2: the Task call's output is "Error running task subagent:
-                # Could not reach the daemon. It may still be starting."
+                # Could not reach the daemon. It may still be starting."; Droid's log shows the
+                # in-process daemon connection looking for the Factory user's credentials ("No
+                # authentication credentials available"), and a made-up FACTORY_API_KEY with
+                # Factory's API at the server does not get it further
                 return ("Droid runs Task subagents through its daemon (`droid daemon`), which exec "
                         "does not reach offline: the call fails with \"Could not reach the daemon\"")
             return None
