@@ -12,11 +12,14 @@ pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod crush;
+pub mod cursor;
 mod diagnostic;
+pub mod droid;
 pub mod gemini;
 pub(crate) mod gemini_parts;
 pub mod interchange;
 pub mod kilo;
+pub mod kiro;
 pub(crate) mod lenient;
 mod lines;
 mod object;
@@ -53,6 +56,9 @@ pub const READERS: &[&dyn Reader] = &[
     &pi::Pi,
     &aider::Aider,
     &cline::Cline,
+    &droid::Droid,
+    &cursor::Cursor,
+    &kiro::Kiro,
     &unified::Unified,
     &interchange::Interchange,
 ];

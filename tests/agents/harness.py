@@ -75,7 +75,7 @@ class AgentSpec:
     name: str          # short name used in output paths: claude, codex, gemini, copilot, opencode, kilo, ...
     package: str       # npm package (PyPI package if registry is "pypi")
     pinned: str        # version the tests run by default
-    bin: str           # executable under node_modules/.bin
+    bin: str           # executable under node_modules/.bin, or a path under node_modules (with a "/")
     cache_prefix: str  # install directory name: <cache_prefix>-<version>
     session_kind: str  # agentlog's name for the agent (`agent` in the unified output)
     scenarios: tuple = tuple(SCENARIOS)  # what --scenario all runs
@@ -151,7 +151,8 @@ def install(spec: AgentSpec, version: str, log=print) -> Path:
     prefix = cache_root() / f"{spec.cache_prefix}-{version}"
     if spec.registry == "pypi":
         return install_pypi(spec, version, prefix, log)
-    exe = prefix / "node_modules" / ".bin" / spec.bin
+    # a platform package without a `bin` entry (Factory Droid) names its executable by path
+    exe = prefix / "node_modules" / (spec.bin if "/" in spec.bin else Path(".bin", spec.bin))
     package = npm_package(spec, version)
     pkg_json = prefix / "node_modules" / Path(*package.split("/")) / "package.json"
     if exe.exists() and pkg_json.exists() and json.loads(pkg_json.read_text()).get("version") == version:
@@ -803,7 +804,9 @@ def _load_adapter_modules() -> None:
     ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
     directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``,
     ``logged_call_id(call)``, ``side_usage(converted)``, ``logged_responses(served, raw)`` and
-    ``record_lines(path)`` (see the functions of those names)."""
+    ``record_lines(path)`` (see the functions of those names), and the attribute
+    ``usage_per_response = False`` for an agent whose files hold only the session's usage totals
+    (test_usage_per_response then skips, test_usage_totals checks)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):

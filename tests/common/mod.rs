@@ -65,6 +65,10 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("pi", "pi"),
     ("aider", "aider"),
     ("cline", "cline"),
+    ("droid", "droid"),
+    ("factory-droid", "droid"),
+    ("cursor", "cursor"),
+    ("kiro", "kiro"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -113,6 +117,9 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
         }
         files.extend(session_files(&other.join("pi")));
         files.extend(session_files(&other.join("aider")));
+        for folder in ["factory-droid", "cursor", "kiro"] {
+            files.extend(session_files(&other.join(folder)));
+        }
     }
     files
 }
