@@ -387,6 +387,16 @@ fn an_event_file_named_alone_is_read_alone() {
     let Payload::ToolOutput(output) = &events[0].payload else { panic!("{:?}", events[0].payload) };
     assert_eq!(output.exit_code, Some(2));
     assert_eq!(events[0].session_id, state.parent().unwrap().file_name().unwrap().to_string_lossy());
+    // The system prompt's file (29 KB), told by its text when its record is not given.
+    let file = std::fs::read_dir(&events_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("event-00000-"))
+        .unwrap();
+    let head = std::fs::read_to_string(&file).unwrap();
+    let name = file.display().to_string();
+    let head = agentlog::read::Head { name: &name, records: &[], first_line: &head, text: &head };
+    assert!(OpenHands.sniff(&head));
 }
 
 #[test]

@@ -788,12 +788,13 @@ def _load_adapter_modules() -> None:
     """The agents added as modules of their own: ``adapters/<name>.py`` defines ``register(h)``,
     which gets this module and returns the agent's ``AgentSpec`` and adapter. An adapter has the
     methods of the classes above (``unsupported``, ``prepare``, ``env``, ``argv``, ``session_id``,
-    ``session_roots``) and may have these hooks: ``venv_python()`` (the interpreter a PyPI agent's venv is
-    made with, when not this one), ``pip_args(version)`` (more arguments of its ``pip install``), ``scenario(name)`` (the agent's own version of a
-    scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
-    ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
-    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()`` and
-    ``logged_call_id(call)`` (see the functions of those names)."""
+    ``session_roots``) and may have these hooks: ``venv_python()`` (the interpreter a PyPI agent's
+    venv is made with, when not this one), ``pip_args(version)`` (more arguments of its ``pip
+    install``), ``scenario(name)`` (the agent's own version of a scenario, or None for the common
+    one), ``session_files(home)`` (when its sessions are not ``*.jsonl`` files under its roots),
+    ``after_run(home, project, scen_dir)`` (before the project directory is removed),
+    ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()`` and ``logged_call_id(call)`` (see
+    the functions of those names)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):
@@ -1112,7 +1113,8 @@ def logged_responses(c: Converted) -> list[dict]:
         # a conversation's events lie beside its base_state.json, one file each
         files += [f for state in c.files for f in sorted((state.parent / "events").glob("*.json"))]
     raw = "\n".join(f.read_text(errors="replace") for f in files)
-    if agent == "gemini" or (agent in ("copilot", "openhands") and not any(e["response"]["id"] in raw for e in served)):
+    if agent == "gemini" or (agent in ("copilot", "openhands")
+                             and not any(e["response"]["id"] in raw for e in served)):
         # no response id to look for: a response of the chat (not a compression) whose text or
         # tool call id the files hold
         return [e for e in served if e["channel"] in ("main", "subagent") and _mentioned(e, raw)]

@@ -59,10 +59,13 @@ impl Reader for OpenHands {
             let line = head.first_line.trim_start();
             return line.starts_with("{\"id\":\"") && line.contains("\"agent\":{");
         }
+        // An event file: `{id, timestamp, source, …, kind}`, one line (a system prompt's may be
+        // too long to be given as a record: then by its text).
+        let line = head.first_line.trim_start();
         is_event_name(name)
-            && head.records.first().is_some_and(|r| {
+            && (head.records.first().is_some_and(|r| {
                 r.get("kind").is_some_and(Value::is_string) && r.get("source").is_some() && r.get("id").is_some()
-            })
+            }) || (line.starts_with("{\"id\":\"") && line.contains("\"source\":\"")))
     }
 
     fn home(&self) -> Option<&'static str> {
@@ -272,7 +275,8 @@ mod tests {
     #[test]
     fn event_files_come_in_the_order_of_their_numbers() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["event-00010-b.json", "event-00002-z.json", "event-100000-a.json", ".eventlog.lock", "notes.json"] {
+        for name in ["event-00010-b.json", "event-00002-z.json", "event-100000-a.json", ".eventlog.lock", "notes.json"]
+        {
             std::fs::write(dir.path().join(name), "{}").unwrap();
         }
         let names: Vec<String> =
