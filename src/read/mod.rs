@@ -24,6 +24,7 @@ pub(crate) mod lenient;
 mod lines;
 mod object;
 pub mod opencode;
+pub mod openhands;
 pub mod pi;
 pub mod qwen;
 mod settings;
@@ -46,6 +47,9 @@ pub use side::FileKind;
 /// Every reader agentlog knows, in the order `--help` lists them.
 pub const READERS: &[&dyn Reader] = &[
     &claude::Claude,
+    // Before Codex, whose sniff takes any record with an `id` and a `timestamp` and no `type`
+    // for an old rollout's header, as an OpenHands event file is.
+    &openhands::OpenHands,
     &codex::Codex,
     &gemini::Gemini,
     &copilot::Copilot,

@@ -119,8 +119,10 @@ def resolve_version(spec: AgentSpec, version: str) -> str:
     if version == "pinned":
         return spec.pinned
     if version == "newest" and spec.registry == "pypi":
-        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", spec.package], capture_output=True,
-                             text=True, timeout=120, check=True)
+        # an agent whose venv another interpreter makes: its releases for any Python
+        other = ["--ignore-requires-python"] if hasattr(ADAPTERS.get(spec.name), "venv_python") else []
+        out = subprocess.run([sys.executable, "-m", "pip", "index", "versions", *other, spec.package],
+                             capture_output=True, text=True, timeout=120, check=True)
         m = re.search(r"\((\S+)\)", out.stdout)
         if not m:
             raise RuntimeError(f"pip index versions {spec.package}: {out.stdout!r}")
@@ -177,9 +179,13 @@ def install_pypi(spec: AgentSpec, version: str, prefix: Path, log=print) -> Path
         return exe
     prefix.mkdir(parents=True, exist_ok=True)
     log(f"installing {spec.package}=={version} into {venv}")
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True, timeout=NPM_TIMEOUT)
+    # an adapter's ``venv_python()`` names another interpreter (OpenHands needs Python 3.12 or later)
+    hook = getattr(ADAPTERS.get(spec.name), "venv_python", None)
+    python = (hook() if hook else None) or sys.executable
+    subprocess.run([python, "-m", "venv", "--clear", str(venv)], check=True, timeout=NPM_TIMEOUT)
+    extra = getattr(ADAPTERS.get(spec.name), "pip_args", lambda v: [])(version)
     subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                    f"{spec.package}=={version}"], check=True, timeout=NPM_TIMEOUT,
+                    *extra, f"{spec.package}=={version}"], check=True, timeout=NPM_TIMEOUT,
                    stdout=subprocess.DEVNULL if log is None else None)
     if not exe.exists():
         raise RuntimeError(f"{exe} missing after pip install")
@@ -799,14 +805,16 @@ def _load_adapter_modules() -> None:
     """The agents added as modules of their own: ``adapters/<name>.py`` defines ``register(h)``,
     which gets this module and returns the agent's ``AgentSpec`` and adapter. An adapter has the
     methods of the classes above (``unsupported``, ``prepare``, ``env``, ``argv``, ``session_id``,
-    ``session_roots``) and may have these hooks: ``scenario(name)`` (the agent's own version of a
-    scenario, or None for the common one), ``session_files(home)`` (when its sessions are not
-    ``*.jsonl`` files under its roots), ``after_run(home, project, scen_dir)`` (before the project
-    directory is removed), ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``,
-    ``logged_call_id(call)``, ``side_usage(converted)``, ``logged_responses(served, raw)`` and
-    ``record_lines(path)`` (see the functions of those names), and the attribute
-    ``usage_per_response = False`` for an agent whose files hold only the session's usage totals
-    (test_usage_per_response then skips, test_usage_totals checks)."""
+    ``session_roots``) and may have these hooks: ``venv_python()`` (the interpreter a PyPI agent's
+    venv is made with, when not this one), ``pip_args(version)`` (more arguments of its ``pip
+    install``), ``scenario(name)`` (the agent's own version of a scenario, or None for the common
+    one), ``session_files(home)`` (when its sessions are not ``*.jsonl`` files under its roots),
+    ``after_run(home, project, scen_dir)`` (before the project directory is removed),
+    ``warm_up(exe)``, ``expected_usage(entry)``, ``usage_keys()``, ``logged_call_id(call)``,
+    ``side_usage(converted)``, ``logged_responses(served, raw)`` and ``record_lines(path)`` (see the
+    functions of those names), and the attribute ``usage_per_response = False`` for an agent whose
+    files hold only the session's usage totals (test_usage_per_response then skips,
+    test_usage_totals checks)."""
     import importlib
     for path in sorted((HERE / "adapters").glob("*.py")):
         if path.stem.startswith("_"):
@@ -1112,18 +1120,24 @@ def logged_responses(c: Converted) -> list[dict]:
     plain text search). Gemini CLI does not write the API's ``responseId``, nor does Copilot CLI
     1.0.20 its ``apiCallId``, nor Aider any id: there a response of the chat (main thread and subagents) counts when
     its text or a tool call id is in a file (a ``gemini`` message / an ``assistant.message``);
-    compression requests are not written. OpenCode and Kilo CLI store no response id either, but
+    compression requests are not written; nor does OpenHands through litellm's Anthropic provider
+    (litellm makes ids of its own). OpenCode and Kilo CLI store no response id either, but
     an assistant message (with its usage) for every response of a session: all responses count
     but OpenCode's title request."""
     served = served_responses(c.ledger)
     agent = c.ledger["meta"]["agent"]
     if AGENTS[agent].store:
         return [e for e in served if not is_title_request(e)]
-    raw = "\n".join(f.read_text(errors="replace") for f in c.files)
+    files = list(c.files)
+    if agent == "openhands":
+        # a conversation's events lie beside its base_state.json, one file each
+        files += [f for state in c.files for f in sorted((state.parent / "events").glob("*.json"))]
+    raw = "\n".join(f.read_text(errors="replace") for f in files)
     hook = getattr(ADAPTERS[agent], "logged_responses", None)
     if hook:
         return hook(served, raw)
-    if agent in ("gemini", "aider") or (agent == "copilot" and not any(e["response"]["id"] in raw for e in served)):
+    if agent in ("gemini", "aider") or (agent in ("copilot", "openhands")
+                                        and not any(e["response"]["id"] in raw for e in served)):
         # no response id to look for: a response of the chat (not a compression) whose text or
         # tool call id the files hold
         return [e for e in served if e["channel"] in ("main", "subagent") and _mentioned(e, raw)]

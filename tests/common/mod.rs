@@ -69,6 +69,7 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("factory-droid", "droid"),
     ("cursor", "cursor"),
     ("kiro", "kiro"),
+    ("openhands", "openhands"),
 ];
 
 /// Session files under `dir` as `convert` finds them, each with the reader its first lines
@@ -86,10 +87,12 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
             .find(|(folder, _)| path.components().any(|c| c.as_os_str() == *folder))
             .map_or("codex", |(_, reader)| reader);
         assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
-        // Sessions inside databases, and OpenCode's sessions of one file per record, are not
-        // files to read line by line: `tests/opencode.rs` and the other database readers'
-        // tests read them.
-        if !matches!(item.spec, InputSpec::Stored(_)) && !["opencode", "kilo"].contains(&item.reader.name()) {
+        // Sessions inside databases, and the sessions of one file per record of OpenCode and
+        // OpenHands, are not files to read line by line: `tests/opencode.rs`,
+        // `tests/openhands.rs` and the other database readers' tests read them.
+        if !matches!(item.spec, InputSpec::Stored(_))
+            && !["opencode", "kilo", "openhands"].contains(&item.reader.name())
+        {
             files.push((path, item.reader));
         }
     }
