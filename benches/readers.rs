@@ -176,3 +176,67 @@ fn database_value_baseline(bencher: Bencher) {
         rows
     });
 }
+
+/// The session files of one agent's samples (`corpus/<reader>/`, `corpus/recorded/<reader>/`),
+/// each as its own input, as `convert` reads them: the reader the pipeline tells for the file
+/// must be `reader`'s (side files such as prompt histories are left out).
+fn sample_files(reader: &str) -> Vec<(String, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let mut files = Vec::new();
+    for dir in [root.join(reader), root.join("recorded").join(reader)] {
+        if !dir.is_dir() {
+            continue;
+        }
+        let (inputs, _) = agentlog::pipeline::expand(&[dir.display().to_string()]);
+        let (groups, _) = agentlog::pipeline::plan(&inputs, None, &|_| None, &Default::default());
+        for item in groups.iter().flat_map(|g| &g.items) {
+            let name = item.spec.name().to_owned();
+            let session = agentlog::pipeline::file_kind(item) == agentlog::read::FileKind::Session;
+            if item.reader.name() == reader && session && Path::new(&name).is_file() {
+                files.push((name.clone(), std::fs::read(&name).expect("a sample reads")));
+            }
+        }
+    }
+    assert!(!files.is_empty(), "no samples of {reader}");
+    files
+}
+
+/// The readers of the agents whose sessions are files, over their samples, each file read as a
+/// run reads it. The samples are small: the figure includes the per-file work.
+#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline"])]
+fn file_reader(bencher: Bencher, agent: &str) {
+    let files = sample_files(agent);
+    let reader = agentlog::read::reader(agent).expect("a reader");
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        let mut events = 0;
+        for (name, bytes) in &files {
+            let input = Input { name, bytes: Box::new(&bytes[..]), shared: &mut Shared::default() };
+            reader
+                .read(input, &mut |e| {
+                    black_box(e);
+                    events += 1;
+                    Ok(())
+                })
+                .expect("reading memory does not fail");
+        }
+        events
+    });
+}
+
+/// Beside [`file_reader`]: the same files parsed into `serde_json::Value`s, a document whole
+/// and JSON Lines line by line (a Markdown file's lines fail to parse, quickly).
+#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline"])]
+fn file_value_baseline(bencher: Bencher, agent: &str) {
+    let files = sample_files(agent);
+    let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        files
+            .iter()
+            .map(|(_, bytes)| match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(value) => usize::from(black_box(value).is_object()),
+                Err(_) => baseline(bytes),
+            })
+            .sum::<usize>()
+    });
+}

@@ -72,14 +72,15 @@ pub const FOLDERS: &[(&str, &str)] = &[
     ("openhands", "openhands"),
 ];
 
-/// Session files under `dir` as `convert` finds them, each with the reader its first lines
-/// match; that reader must be the one its folder names ([`FOLDERS`]).
-pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
+/// Every input under `dir` as `convert` finds it (files, and sessions inside databases), each
+/// with the reader its first lines or its place choose; that reader must be the one its folder
+/// names ([`FOLDERS`]). The flag tells a session inside a database.
+pub fn told_inputs(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader, bool)> {
     let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
     let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None, &Default::default());
     assert!(errors.is_empty(), "{}: {errors:?}", dir.display());
-    let mut files = Vec::new();
+    let mut told = Vec::new();
     for item in groups.iter().flat_map(|g| &g.items) {
         let path = PathBuf::from(item.spec.name());
         let folder = FOLDERS
@@ -87,16 +88,21 @@ pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
             .find(|(folder, _)| path.components().any(|c| c.as_os_str() == *folder))
             .map_or("codex", |(_, reader)| reader);
         assert_eq!(item.reader.name(), folder, "{}: told as the wrong format", path.display());
-        // Sessions inside databases, and the sessions of one file per record of OpenCode and
-        // OpenHands, are not files to read line by line: `tests/opencode.rs`,
-        // `tests/openhands.rs` and the other database readers' tests read them.
-        if !matches!(item.spec, InputSpec::Stored(_))
-            && !["opencode", "kilo", "openhands"].contains(&item.reader.name())
-        {
-            files.push((path, item.reader));
-        }
+        told.push((path, item.reader, matches!(item.spec, InputSpec::Stored(_))));
     }
-    files
+    told
+}
+
+/// Session files under `dir` as `convert` finds them, each with its reader (see
+/// [`told_inputs`]), but for the sessions inside databases, and the sessions of one file per
+/// record of OpenCode and OpenHands, which are not files to read line by line:
+/// `tests/opencode.rs`, `tests/openhands.rs` and the other database readers' tests read them.
+pub fn session_files(dir: &Path) -> Vec<(PathBuf, &'static dyn Reader)> {
+    told_inputs(dir)
+        .into_iter()
+        .filter(|(_, reader, stored)| !stored && !["opencode", "kilo", "openhands"].contains(&reader.name()))
+        .map(|(path, reader, _)| (path, reader))
+        .collect()
 }
 
 /// The real samples of other agents beside the project (`../shared/other-agents`), if
@@ -113,15 +119,11 @@ pub fn all_session_files() -> Vec<(PathBuf, &'static dyn Reader)> {
         files.extend(session_files(&shared));
     }
     if let Some(other) = other_agents() {
-        files.extend(session_files(&other.join("gemini")));
-        files.extend(session_files(&other.join("copilot")));
-        if other.join("qwen").is_dir() {
-            files.extend(session_files(&other.join("qwen")));
-        }
-        files.extend(session_files(&other.join("pi")));
-        files.extend(session_files(&other.join("aider")));
-        for folder in ["factory-droid", "cursor", "kiro"] {
-            files.extend(session_files(&other.join(folder)));
+        let mut folders: Vec<PathBuf> =
+            std::fs::read_dir(other).unwrap().map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect();
+        folders.sort();
+        for folder in folders {
+            files.extend(session_files(&folder));
         }
     }
     files

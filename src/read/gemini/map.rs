@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use sha2::Digest;
 
-use crate::read::gemini_parts::{self as parts, add_merged_lines, content_text};
 use crate::model::{Context, Event, Json, Message, Meta, MetaType, Part, Payload, Reasoning, Role, Usage};
+use crate::read::gemini_parts::{self as parts, add_merged_lines, content_text};
 use crate::read::{Emitter, Line, LineMapper, file_stem, parse_time};
 
 /// A parsed line: where it is, and its record.
