@@ -103,9 +103,21 @@ impl Reader for OpenHands {
         let mut text = Vec::new();
         bytes.read_to_end(&mut text)?;
         let path = Path::new(name);
+        let lines = non_empty_lines(&text);
+        let spans = lines.len() as u64;
+        if spans > 1 && serde_json::from_slice::<Map<String, Value>>(&text).is_err() {
+            // Not one JSON document, as the CLI writes each of its files: each line is read as a
+            // record of its own (an event; anything else is kept as unknown or diagnosed).
+            let conversation = event_layout(path).unwrap_or_default();
+            let records: Vec<(PathBuf, Vec<u8>)> =
+                lines.into_iter().map(|l| (path.to_path_buf(), l.to_vec())).collect();
+            return read_files(name, &conversation, None, records.into_iter(), out);
+        }
         if let Some(conversation) = event_layout(path) {
             // An event file on its own.
-            return read_files(name, &conversation, None, std::iter::once((path.to_path_buf(), text)), out);
+            let mut report = read_files(name, &conversation, None, std::iter::once((path.to_path_buf(), text)), out)?;
+            span_document(&mut report, spans);
+            return Ok(report);
         }
         let conversation = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
         let files = path.parent().map(|dir| event_files(&dir.join("events"))).unwrap_or_default();
@@ -115,8 +127,24 @@ impl Reader for OpenHands {
             let text = std::fs::read(&file).unwrap_or_default();
             (file, text)
         });
-        read_files(name, &conversation.unwrap_or_default(), Some(&text), events, out)
+        let mut report =
+            read_files(name, &conversation.unwrap_or_default(), (spans > 0).then_some(&text[..]), events, out)?;
+        span_document(&mut report, spans);
+        Ok(report)
     }
+}
+
+/// The non-empty lines of a file.
+fn non_empty_lines(text: &[u8]) -> Vec<&[u8]> {
+    text.split(|b| *b == b'\n').filter(|l| !l.iter().all(u8::is_ascii_whitespace)).collect()
+}
+
+/// Counts the input's first record, one JSON document that parsed, as the lines it spans: the
+/// CLI writes each file on one line, but an editor may spread it over several.
+fn span_document(report: &mut ReadReport, lines: u64) {
+    let more = lines.saturating_sub(1);
+    report.lines += more;
+    report.lines_mapped += more;
 }
 
 /// Reads a conversation: its state (`state`, line 1, when read from `base_state.json`) and
