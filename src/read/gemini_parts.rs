@@ -292,6 +292,23 @@ pub(crate) fn usage(tokens: Tokens, thoughts_in_output: bool, model: Option<Stri
     }
 }
 
+/// The family of a Gemini CLI tool, by its name.
+pub(crate) fn family(name: &str) -> ToolFamily {
+    match name {
+        "run_shell_command" => ToolFamily::Shell,
+        "read_file" | "read_many_files" => ToolFamily::Read,
+        "write_file" => ToolFamily::Write,
+        "replace" | "edit" => ToolFamily::Edit,
+        "glob" | "search_file_content" | "grep_search" | "list_directory" => ToolFamily::Search,
+        "web_fetch" => ToolFamily::WebFetch,
+        "google_web_search" => ToolFamily::WebSearch,
+        "write_todos" => ToolFamily::Plan,
+        "delegate_to_agent" | "codebase_investigator" => ToolFamily::Subagent,
+        "ask_user" => ToolFamily::AskUser,
+        other => ToolFamily::of(other),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -307,22 +324,5 @@ mod tests {
         // The command printed the line itself; the CLI's own fields end with the PGID.
         assert_eq!(shell_exit_code("Output: Exit Code: 5\nall good\nProcess Group PGID: 7"), None);
         assert_eq!(shell_exit_code("Exit Code: 2"), None, "not the shell tool's form");
-    }
-}
-
-/// The family of a Gemini CLI tool, by its name.
-pub(crate) fn family(name: &str) -> ToolFamily {
-    match name {
-        "run_shell_command" => ToolFamily::Shell,
-        "read_file" | "read_many_files" => ToolFamily::Read,
-        "write_file" => ToolFamily::Write,
-        "replace" | "edit" => ToolFamily::Edit,
-        "glob" | "search_file_content" | "grep_search" | "list_directory" => ToolFamily::Search,
-        "web_fetch" => ToolFamily::WebFetch,
-        "google_web_search" => ToolFamily::WebSearch,
-        "write_todos" => ToolFamily::Plan,
-        "delegate_to_agent" | "codebase_investigator" => ToolFamily::Subagent,
-        "ask_user" => ToolFamily::AskUser,
-        other => ToolFamily::of(other),
     }
 }
