@@ -415,6 +415,20 @@ pub struct ToolCall {
     pub input_text: Option<String>,
 }
 
+impl ToolCall {
+    /// A call whose input the source gives as a JSON value: an object is the input, a string is
+    /// the input's text, and anything else is neither.
+    pub fn from_input(call_id: Option<String>, name: String, input: Option<&serde_json::Value>) -> Self {
+        ToolCall {
+            call_id,
+            name,
+            tool_kind: None,
+            input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
+            input_text: input.and_then(serde_json::Value::as_str).map(str::to_owned),
+        }
+    }
+}
+
 /// The output of a tool call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]

@@ -541,6 +541,32 @@ fn derive_tool_fields(event: &mut Event, again: bool) {
     }
 }
 
+/// A record kept as a file of its own (OpenCode's JSON trees, OpenHands' event files), as a JSON
+/// object, counted as line `line` of the input `name`; when it is not one, one diagnostic, naming
+/// the file when it is not the input itself.
+pub(crate) fn file_object(
+    name: &str,
+    line: u64,
+    file: Option<&std::path::Path>,
+    text: &[u8],
+    report: &mut ReadReport,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let text = String::from_utf8_lossy(text);
+    match parse_object::<serde_json::Map<String, serde_json::Value>>(&text) {
+        Ok(object) => Some(object),
+        Err(problem) => {
+            let problem = match file {
+                Some(file) => Problem { message: format!("{} (file {})", problem.message, file.display()), ..problem },
+                None => problem,
+            };
+            report.lines_diagnosed += 1;
+            let first = text.lines().next().unwrap_or_default();
+            report.push(|| InputDiagnostic::new(name, line, first, problem));
+            None
+        }
+    }
+}
+
 /// Parses a line that must hold one JSON object into the reader's record type.
 ///
 /// # Errors

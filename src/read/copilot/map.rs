@@ -151,13 +151,7 @@ impl Mapper {
                 self.tools.insert(id.clone(), name.clone());
             }
             let input = request.get("arguments");
-            let payload = Payload::ToolCall(ToolCall {
-                call_id,
-                name,
-                tool_kind: None,
-                input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-                input_text: input.and_then(Value::as_str).map(str::to_owned),
-            });
+            let payload = Payload::ToolCall(ToolCall::from_input(call_id, name, input));
             out.emit(with_response(self.event(parsed, kind, payload)), slot)?;
             slot += 1;
         }

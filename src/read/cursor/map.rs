@@ -75,13 +75,11 @@ impl LineMapper<Parsed> for Mapper {
                 }
                 (Some("tool_use"), _) => {
                     let input = block.get("input");
-                    let call = ToolCall {
-                        call_id: block.get("id").and_then(Value::as_str).map(str::to_owned),
-                        name: block.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned(),
-                        tool_kind: None,
-                        input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-                        input_text: input.and_then(Value::as_str).map(str::to_owned),
-                    };
+                    let call = ToolCall::from_input(
+                        block.get("id").and_then(Value::as_str).map(str::to_owned),
+                        block.get("name").and_then(Value::as_str).unwrap_or("unknown").to_owned(),
+                        input,
+                    );
                     self.event(&parsed, &role_name, Payload::ToolCall(call))
                 }
                 _ => self.unknown(&parsed, &role_name, serde_json::json!({ "block": block })),

@@ -272,13 +272,7 @@ impl Mapper {
                         self.tools.insert(id.clone(), name.clone());
                     }
                     let input = block.get("input");
-                    Payload::ToolCall(ToolCall {
-                        call_id,
-                        name,
-                        tool_kind: None,
-                        input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-                        input_text: input.and_then(Value::as_str).map(str::to_owned),
-                    })
+                    Payload::ToolCall(ToolCall::from_input(call_id, name, input))
                 }
                 _ => {
                     events.push(self.unknown_block(parsed, block));

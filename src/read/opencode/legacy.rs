@@ -23,11 +23,11 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::map::{At, Mapper};
 use crate::model::Agent;
-use crate::read::{Emitter, InputDiagnostic, Problem, ReadReport};
+use crate::read::{Emitter, ReadReport};
 
 /// Where the records of a session file's session lie.
 pub(crate) struct Layout {
@@ -91,7 +91,7 @@ pub(crate) fn read(
         line
     };
     let at = next(&mut report);
-    let Some(info) = object(name, at, None, text, &mut report) else {
+    let Some(info) = crate::read::file_object(name, at, None, text, &mut report) else {
         return Ok(report);
     };
     report.lines_mapped += 1;
@@ -101,14 +101,14 @@ pub(crate) fn read(
     for file in files(&layout.messages) {
         let at = next(&mut report);
         let text = std::fs::read(&file).unwrap_or_default();
-        let info = object(name, at, Some(&file), &text, &mut report);
+        let info = crate::read::file_object(name, at, Some(&file), &text, &mut report);
         report.lines_mapped += u64::from(info.is_some());
         let id = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let mut parts = Vec::new();
         for part in files(&(layout.parts)(&id)) {
             let at = next(&mut report);
             let text = std::fs::read(&part).unwrap_or_default();
-            if let Some(object) = object(name, at, Some(&part), &text, &mut report) {
+            if let Some(object) = crate::read::file_object(name, at, Some(&part), &text, &mut report) {
                 report.lines_mapped += 1;
                 let part_id = object.get("id").and_then(Value::as_str).unwrap_or_default().to_owned();
                 parts.push((object, At { line: at, id: part_id, table: "part" }));
@@ -118,29 +118,4 @@ pub(crate) fn read(
     }
     report.events = emitter.count();
     Ok(report)
-}
-
-/// A file's JSON object; a diagnostic naming the file (when it is not the input itself) when
-/// it is not one.
-fn object(
-    name: &str,
-    line: u64,
-    file: Option<&Path>,
-    text: &[u8],
-    report: &mut ReadReport,
-) -> Option<Map<String, Value>> {
-    let text = String::from_utf8_lossy(text);
-    match crate::read::parse_object::<Map<String, Value>>(&text) {
-        Ok(object) => Some(object),
-        Err(problem) => {
-            let problem = match file {
-                Some(file) => Problem { message: format!("{} (file {})", problem.message, file.display()), ..problem },
-                None => problem,
-            };
-            report.lines_diagnosed += 1;
-            let first = text.lines().next().unwrap_or_default();
-            report.push(|| InputDiagnostic::new(name, line, first, problem));
-            None
-        }
-    }
 }

@@ -333,13 +333,7 @@ impl Mapper {
 /// A tool call: the tool's `name`, its `call_id`, and the `input` of its `state`.
 pub(super) fn call(name: &str, call_id: &Option<String>, state: Option<&Map<String, Value>>) -> Payload {
     let input = state.and_then(|s| s.get("input"));
-    Payload::ToolCall(ToolCall {
-        call_id: call_id.clone(),
-        name: name.to_owned(),
-        tool_kind: None,
-        input: input.filter(|i| i.is_object()).map(Json::from_value_of_raw),
-        input_text: input.and_then(Value::as_str).map(str::to_owned),
-    })
+    Payload::ToolCall(ToolCall::from_input(call_id.clone(), name.to_owned(), input))
 }
 
 /// A tool's output from its `state` once it ran (`completed`, or `error`, a failure of the

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::model::{Agent, Event, ToolFamily};
-use crate::read::{Emitter, Head, Input, InputDiagnostic, Peek, Problem, ReadReport, Reader, home_dir};
+use crate::read::{Emitter, Head, Input, Peek, ReadReport, Reader, home_dir};
 
 /// The name of a conversation's state file, the reader's input.
 const BASE_STATE: &str = "base_state.json";
@@ -163,7 +163,7 @@ fn read_files(
         Some(text) => {
             line += 1;
             report.lines += 1;
-            let state = object(name, line, None, text, &mut report);
+            let state = crate::read::file_object(name, line, None, text, &mut report);
             report.lines_mapped += u64::from(state.is_some());
             state
         }
@@ -179,7 +179,7 @@ fn read_files(
         line += 1;
         report.lines += 1;
         let own = (file.to_string_lossy() != name).then_some(file.as_path());
-        let Some(record) = object(name, line, own, &text, &mut report) else { continue };
+        let Some(record) = crate::read::file_object(name, line, own, &text, &mut report) else { continue };
         report.lines_mapped += 1;
         mapper.event(&record, line, &mut emitter)?;
     }
@@ -240,31 +240,6 @@ fn event_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files.into_iter().map(|(_, p)| p).collect()
-}
-
-/// A file's JSON object; a diagnostic naming the file (when it is not the input itself) when
-/// it is not one.
-fn object(
-    name: &str,
-    line: u64,
-    file: Option<&Path>,
-    text: &[u8],
-    report: &mut ReadReport,
-) -> Option<Map<String, Value>> {
-    let text = String::from_utf8_lossy(text);
-    match crate::read::parse_object::<Map<String, Value>>(&text) {
-        Ok(object) => Some(object),
-        Err(problem) => {
-            let problem = match file {
-                Some(file) => Problem { message: format!("{} (file {})", problem.message, file.display()), ..problem },
-                None => problem,
-            };
-            report.lines_diagnosed += 1;
-            let first = text.lines().next().unwrap_or_default();
-            report.push(|| InputDiagnostic::new(name, line, first, problem));
-            None
-        }
-    }
 }
 
 /// The family of an OpenHands tool, by its name.
