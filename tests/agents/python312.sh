@@ -2,7 +2,8 @@
 # Prints the path of a Python 3.12 or later, for the agents that need one (OpenHands CLI): the
 # first of $AGENTLOG_OPENHANDS_PYTHON, python3.12 or python3.13 on PATH, pyenv's versions, or
 # one built before into the cache. Failing those, it builds CPython 3.13 from Debian trixie's
-# source package (the machine's own Debian has 3.11 only) into
+# source package, without Debian's patches (which take ensurepip out), (the machine's own Debian
+# has 3.11 only) into
 # $AGENTLOG_AGENTS_CACHE/python-3.13, once: about 10 minutes on 2 cores.
 set -euo pipefail
 cache="${AGENTLOG_AGENTS_CACHE:-$HOME/.cache/agentlog-agents}"
@@ -38,7 +39,7 @@ apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourcePa
   -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache::Archives=$work/apt/archives")
 apt-get "${apt_opts[@]}" update -qq >&2
 (cd "$work/src" && apt-get "${apt_opts[@]}" source --download-only python3.13 >&2 \
-  && dpkg-source --no-check -x python3.13_*.dsc cpython >&2)
+  && dpkg-source --no-check --skip-patches -x python3.13_*.dsc cpython >&2)
 (cd "$work/src/cpython" && ./configure --prefix="$prefix" >&2 && make -j"$(nproc)" >&2 \
   && make install >&2)
 rm -rf "$work"
