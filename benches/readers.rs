@@ -203,7 +203,7 @@ fn sample_files(reader: &str) -> Vec<(String, Vec<u8>)> {
 
 /// The readers of the agents whose sessions are files, over their samples, each file read as a
 /// run reads it. The samples are small: the figure includes the per-file work.
-#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline"])]
+#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline", "openhands", "droid", "cursor", "kiro"])]
 fn file_reader(bencher: Bencher, agent: &str) {
     let files = sample_files(agent);
     let reader = agentlog::read::reader(agent).expect("a reader");
@@ -226,7 +226,7 @@ fn file_reader(bencher: Bencher, agent: &str) {
 
 /// Beside [`file_reader`]: the same files parsed into `serde_json::Value`s, a document whole
 /// and JSON Lines line by line (a Markdown file's lines fail to parse, quickly).
-#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline"])]
+#[divan::bench(args = ["gemini", "copilot", "qwen", "pi", "aider", "cline", "openhands", "droid", "cursor", "kiro"])]
 fn file_value_baseline(bencher: Bencher, agent: &str) {
     let files = sample_files(agent);
     let bytes: usize = files.iter().map(|(_, b)| b.len()).sum();
