@@ -326,13 +326,7 @@ fn usage_totals_equal_the_independent_script() {
     }
     files.retain(|p| p.file_name().is_some_and(|n| n == CHAT));
     assert!(files.len() >= 3, "{files:?}");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/aider_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(expected) = common::independent("aider_usage.py", &files) else { return };
     for path in &files {
         let (events, _) = read(path);
         let want = &expected[path.display().to_string()];

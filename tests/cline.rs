@@ -370,13 +370,7 @@ fn only_messages_files_are_read_from_directories() {
 fn usage_totals_equal_the_independent_script() {
     let mut files: Vec<PathBuf> = SCENARIOS.iter().flat_map(|s| recorded(s)).collect();
     files.extend(common::session_files(&common::own_corpus().join("cline")).into_iter().map(|(p, _)| p));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/cline_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(expected) = common::independent("cline_usage.py", &files) else { return };
     for path in &files {
         let (events, _) = read(path);
         let u = usages(&events);

@@ -238,13 +238,7 @@ fn usage_totals_equal_the_independent_script() {
         files.extend(common::session_files(&other.join("factory-droid")).into_iter().map(|(p, _)| p));
     }
     assert!(files.len() >= 8, "{files:?}");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/droid_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(expected) = common::independent("droid_usage.py", &files) else { return };
     for path in &files {
         let events = read(path);
         let usage = usages(&events);

@@ -425,13 +425,7 @@ fn usage_totals_equal_the_independent_script() {
     let mut files: Vec<PathBuf> =
         ["tools", "reasoning", "resume", "tools-anthropic"].iter().map(|s| state_file(&recorded(s))).collect();
     files.push(quirks());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/openhands_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(expected) = common::independent("openhands_usage.py", &files) else { return };
     for file in &files {
         let (events, _) = read(file);
         let usages: Vec<agentlog::model::Usage> = usage_events(&events)

@@ -37,17 +37,6 @@ fn files() -> Vec<(PathBuf, &'static dyn Reader)> {
     files
 }
 
-/// What the independent script says of each file.
-fn independent(script: &str, files: &[&Path]) -> Option<serde_json::Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent").join(script);
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return None;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Some(serde_json::from_slice(&out.stdout).unwrap())
-}
-
 #[test]
 fn usage_totals_equal_the_independent_scripts() {
     let all = files();
@@ -55,7 +44,7 @@ fn usage_totals_equal_the_independent_scripts() {
     for (script, reader) in [("gemini_usage.py", "gemini"), ("copilot_usage.py", "copilot")] {
         let mine: Vec<&(PathBuf, &dyn Reader)> = all.iter().filter(|(_, r)| r.name() == reader).collect();
         let paths: Vec<&Path> = mine.iter().map(|(p, _)| p.as_path()).collect();
-        let Some(expected) = independent(script, &paths) else { return };
+        let Some(expected) = common::independent(script, &paths) else { return };
         for (path, reader) in mine {
             let (events, report) = common::read_file(*reader, path, &path.display().to_string());
             let want = &expected[path.display().to_string()];

@@ -488,16 +488,6 @@ fn its_own_layout_and_the_paths_it_looks_in() {
 }
 
 /// What the independent script says of each file.
-fn independent(files: &[&Path]) -> Option<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/pi_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return None;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Some(serde_json::from_slice(&out.stdout).unwrap())
-}
-
 #[test]
 fn usage_totals_equal_the_independent_script() {
     let mut files: Vec<PathBuf> = common::session_files(&common::own_corpus().join("recorded/pi"))
@@ -510,7 +500,7 @@ fn usage_totals_equal_the_independent_script() {
     }
     assert!(files.len() >= 21, "{files:?}");
     let paths: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
-    let Some(expected) = independent(&paths) else { return };
+    let Some(expected) = common::independent("pi_usage.py", &paths) else { return };
     for path in paths {
         let events = read(path);
         let counted: Vec<&Usage> = usages(&events).into_iter().filter(|(e, _)| !e.copied).map(|(_, u)| u).collect();

@@ -121,13 +121,7 @@ fn every_served_response_is_one_usage_event_with_the_served_counts() {
 fn usage_totals_equal_the_independent_script() {
     let mut files: Vec<PathBuf> = SCENARIOS.iter().flat_map(|s| recorded(s)).collect();
     files.extend(common::session_files(&common::own_corpus().join("qwen")).into_iter().map(|(p, _)| p));
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent/qwen_usage.py");
-    let Ok(out) = std::process::Command::new("python3").arg(script).args(&files).output() else {
-        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
-        return;
-    };
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let expected: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let Some(expected) = common::independent("qwen_usage.py", &files) else { return };
     for path in &files {
         let events = read(path);
         let usages: Vec<_> = common::usages(&events).into_iter().map(|(_, u)| u).collect();

@@ -280,3 +280,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// What the independent script `tests/independent/<script>` says of `files` (a JSON value, by
+/// file); `None` when python3 cannot be run, which under `CI` is a failure.
+pub fn independent<P: AsRef<std::ffi::OsStr>>(script: &str, files: &[P]) -> Option<serde_json::Value> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/independent").join(script);
+    let Ok(out) = std::process::Command::new("python3").arg(script).args(files).output() else {
+        assert!(std::env::var_os("CI").is_none(), "CI needs python3");
+        return None;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
