@@ -51,6 +51,16 @@ def register(h):
                     "subagent": [{"tool_calls": [h.shell("echo from-subagent", "from-subagent", False, 0)]},
                                  {"text": "Subagent result: the command printed from-subagent."}],
                 }, [h.Invocation(f"{p} Delegate a command to a subagent.")])
+            if name == "tools":
+                # the common scenario, but Qwen Code's shell tool now and then loses what a command
+                # that exits at once wrote to stderr (its result reads `Output: (empty)` beside
+                # `Exit Code: 2`): the failed command is told by its exit code line, which is there
+                # either way
+                return h.Scenario(name, {"main": [
+                    {"text": "I will run two commands.", "tool_calls": [h.shell("echo hello", "hello", False, 0)]},
+                    {"tool_calls": [h.shell("ls /nonexistent", "Exit Code: 2", True, 2)]},
+                    {"text": "The echo printed hello and the ls failed because the path does not exist."},
+                ]}, [h.Invocation(f"{p} Run echo hello, then list /nonexistent.")])
             if name == "compaction":
                 # /compress works in -p mode: one summary request, then the next prompt on the summary
                 snapshot = "<state_snapshot>\nSummary: the user asked to remember the word PELICAN.\n</state_snapshot>"
