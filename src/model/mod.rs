@@ -33,6 +33,7 @@
 //! Arrow arrays); owned events keep lifetimes out of every signature. Readers move their parsed
 //! strings into events without copying where the parser already allocated them.
 
+mod agent;
 mod check;
 mod event;
 mod id;
@@ -47,9 +48,10 @@ mod usage;
 #[cfg(test)]
 mod schema;
 
+pub use agent::Agent;
 pub use check::{AtifSchema, Schemas, Violation};
 pub use event::{
-    Agent, Context, Event, Kind, Message, Part, Payload, PromptHistory, Reasoning, Role, Source, ToolCall, ToolOutput,
+    Context, Event, Kind, Message, Part, Payload, PromptHistory, Reasoning, Role, Source, ToolCall, ToolOutput,
 };
 pub use id::{EventKey, USAGE_SLOT, uuid_v5};
 pub use interchange::{Document, Header, Producer, SessionEntry};

@@ -25,6 +25,8 @@ mod lines;
 mod object;
 pub mod opencode;
 pub mod openhands;
+mod parse;
+mod paths;
 pub mod pi;
 pub mod qwen;
 mod settings;
@@ -41,6 +43,9 @@ pub use diagnostic::{InputDiagnostic, Problem};
 pub use lenient::{Count, checked_sum};
 pub use lines::read_lines;
 pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
+pub(crate) use parse::{file_object, parse_object, parse_time};
+pub use paths::file_stem;
+pub(crate) use paths::{file_name, files_under, home_dir};
 pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
 pub use side::FileKind;
 
@@ -539,95 +544,4 @@ fn derive_tool_fields(event: &mut Event, again: bool) {
         }
         _ => {}
     }
-}
-
-/// A record kept as a file of its own (OpenCode's JSON trees, OpenHands' event files), as a JSON
-/// object, counted as line `line` of the input `name`; when it is not one, one diagnostic, naming
-/// the file when it is not the input itself.
-pub(crate) fn file_object(
-    name: &str,
-    line: u64,
-    file: Option<&std::path::Path>,
-    text: &[u8],
-    report: &mut ReadReport,
-) -> Option<serde_json::Map<String, serde_json::Value>> {
-    let text = String::from_utf8_lossy(text);
-    match parse_object::<serde_json::Map<String, serde_json::Value>>(&text) {
-        Ok(object) => Some(object),
-        Err(problem) => {
-            let problem = match file {
-                Some(file) => Problem { message: format!("{} (file {})", problem.message, file.display()), ..problem },
-                None => problem,
-            };
-            report.lines_diagnosed += 1;
-            let first = text.lines().next().unwrap_or_default();
-            report.push(|| InputDiagnostic::new(name, line, first, problem));
-            None
-        }
-    }
-}
-
-/// Parses a line that must hold one JSON object into the reader's record type.
-///
-/// # Errors
-/// A [`Problem`] naming what the line holds instead: invalid JSON, another JSON value, or an
-/// object of an unexpected shape.
-pub(crate) fn parse_object<'a, T: serde::Deserialize<'a>>(text: &'a str) -> Result<T, Problem> {
-    match serde_json::from_str(text) {
-        Ok(record) => Ok(record),
-        Err(e) if e.is_data() => match serde_json::from_str::<serde_json::Value>(text) {
-            Ok(value) if !value.is_object() => Err(Problem::not_an_object(describe(&value))),
-            _ => Err(e.into()),
-        },
-        // Text that does not even start like JSON gets a plainer message than serde's
-        // "expected ident" or "expected value".
-        Err(e) if e.is_syntax() && !text.trim_start().starts_with(['{', '[', '"']) => Err(Problem::not_json(text)),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Names a JSON value's type for messages ("an array", "a string", …).
-fn describe(value: &serde_json::Value) -> &'static str {
-    match value {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
-    }
-}
-
-/// An input's file name without its directory: `abc.jsonl` for `dir/abc.jsonl`.
-pub(crate) fn file_name(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
-}
-
-/// The stem of an input's file name: `abc` for `dir/abc.jsonl`.
-pub fn file_stem(path: &str) -> &str {
-    let name = file_name(path);
-    name.split('.').next().unwrap_or(name)
-}
-
-/// Session files under `root` (walked recursively, in name order) whose names `keep` accepts;
-/// missing roots give nothing.
-pub(crate) fn files_under(root: &std::path::Path, keep: impl Fn(&str) -> bool) -> Vec<std::path::PathBuf> {
-    walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_file() && keep(&e.file_name().to_string_lossy()))
-        .map(walkdir::DirEntry::into_path)
-        .collect()
-}
-
-/// `$HOME` joined with `rel`.
-pub(crate) fn home_dir(env: &dyn Fn(&str) -> Option<std::ffi::OsString>, rel: &str) -> Option<std::path::PathBuf> {
-    env("HOME").filter(|h| !h.is_empty()).map(|h| std::path::PathBuf::from(h).join(rel))
-}
-
-/// Parses an RFC 3339 timestamp, as the agents write them.
-pub(crate) fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&chrono::Utc))
 }
