@@ -62,6 +62,9 @@ pub enum Command {
     /// What agentlog does not map yet, per agent and version: record kinds kept as unknown
     /// events, fields kept in extra, and new kinds of file in an agent's places.
     Drift(DriftArgs),
+    /// Hand a session of any agent over to Claude Code or Codex: write it where that agent
+    /// resumes it, and print the command that does.
+    Handoff(HandoffArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
@@ -314,6 +317,42 @@ pub struct UsageArgs {
     /// Which sessions and responses are counted.
     #[command(flatten)]
     pub filter: FilterArgs,
+}
+
+/// Arguments of `agentlog handoff`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog handoff 7acd --to claude-code                 where it would go (writes nothing)
+  agentlog handoff 7acd --to claude-code --write         write it, print `cd … && claude --resume …`
+  agentlog handoff 019a --to codex --cwd ~/src/app --write
+  agentlog handoff 7acd --to codex ~/backup/sessions --write --redact")]
+pub struct HandoffArgs {
+    /// The session: its id, or the start of it, of any agent.
+    #[arg(value_name = "SESSION")]
+    pub session: String,
+
+    /// Where to look for the session; none: the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// The agent that continues the session.
+    #[arg(long, short = 't', value_parser = ["claude-code", "codex"])]
+    pub to: String,
+
+    /// The working directory the session continues in (the agent looks its sessions up by it);
+    /// the session's own by default.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Write the session into the agent's own store (~/.claude/projects, ~/.codex/sessions);
+    /// without it, nothing is written. An existing file is never replaced.
+    #[arg(long)]
+    pub write: bool,
+
+    /// Secrets and pseudonyms.
+    #[command(flatten)]
+    pub redact: super::redact::RedactArgs,
 }
 
 /// Arguments of `agentlog drift`.

@@ -10,6 +10,7 @@ mod error;
 mod exit;
 mod filter;
 mod guard;
+mod handoff;
 mod incremental;
 mod ls;
 mod redact;
@@ -96,6 +97,7 @@ fn run_with(args: Args, reporter: &Reporter) -> Exit {
         Command::Usage(args) => usage::run(args, reporter),
         Command::Tools(args) => tools::run(&args, reporter),
         Command::Drift(args) => drift::run(&args, reporter),
+        Command::Handoff(args) => handoff::run(args, reporter),
         Command::Validate(validate) => run_validate(&validate, reporter),
         Command::Schema { which } => match which {
             SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), reporter),
@@ -445,6 +447,7 @@ fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
         threads: jobs,
         transcript,
         otel_content: args.otel_content,
+        native: write::native::NativeOptions { redaction: args.redact.describe(), ..Default::default() },
     };
     if args.incremental && incremental::directory(&args.output).is_none() {
         reporter.error(&CliError::Usage {

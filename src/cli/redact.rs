@@ -78,6 +78,22 @@ impl RedactArgs {
 }
 
 impl RedactArgs {
+    /// What the redaction asked for does, in a sentence for a dataset card; `None` without
+    /// `--redact`.
+    pub fn describe(&self) -> Option<String> {
+        if !self.redact {
+            return None;
+        }
+        let mut text = "agentlog --redact: API keys, tokens, private keys, passwords in URLs and assignments, \
+                        Authorization headers and cookies were replaced by `[REDACTED:<rule>]`."
+            .to_owned();
+        if let Some(kinds) = &self.pseudonymize {
+            text.push_str(&format!(" These were replaced by keyed pseudonyms: {kinds}."));
+        }
+        text.push_str(" Redaction finds known shapes of secrets, not every secret: review before publishing.");
+        Some(text)
+    }
+
     /// [`RedactArgs::resolve`], its error reported.
     ///
     /// # Errors

@@ -246,6 +246,27 @@ pub struct Pending {
 }
 
 impl Pending {
+    /// The name the file will have.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Gives the file its final name only if no file has it: never replaces one.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::AlreadyExists`] when a file has the name; when linking fails.
+    pub fn rename_new(mut self) -> io::Result<()> {
+        match self.temp.take() {
+            Some(temp) => {
+                // A hard link fails if the name is taken, where a rename would replace the file.
+                let linked = fs::hard_link(&temp, &self.path);
+                remove_temporary(&temp);
+                linked
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Gives the file its final name.
     ///
     /// # Errors

@@ -10,6 +10,8 @@
 pub mod arrow;
 pub mod atif;
 mod build;
+pub mod claude_code;
+pub mod codex;
 pub mod encode;
 mod error;
 mod file;
@@ -18,6 +20,7 @@ pub mod html;
 pub mod interchange;
 pub mod jsonl;
 pub mod markdown;
+pub mod native;
 pub mod otel;
 mod sessions;
 pub mod transcript;
@@ -48,6 +51,8 @@ pub const WRITERS: &[&dyn Writer] = &[
     &otel::Otel,
     &markdown::Markdown,
     &html::Html,
+    &claude_code::ClaudeCode,
+    &codex::Codex,
 ];
 
 /// The writer an output file's extension chooses: the one that lists it (in any case), the
@@ -107,6 +112,8 @@ pub struct Options {
     pub transcript: TranscriptOptions,
     /// Whether OpenTelemetry spans carry message content (`--otel-content`).
     pub otel_content: bool,
+    /// What the writers of agents' own formats (`claude-code`, `codex`) take.
+    pub native: native::NativeOptions,
 }
 
 /// An output format.

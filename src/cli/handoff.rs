@@ -1,0 +1,174 @@
+//! `agentlog handoff`: a session of any agent written where another agent resumes it, and the
+//! command that resumes it.
+//!
+//! The session is found by its id or the start of it among the inputs (the agents' default
+//! places by default): exactly one session must match. It is written by the target's native
+//! writer into the target agent's own store, for the working directory asked (the session's own
+//! by default), never replacing a file; writing into an agent's store needs `--write`, and
+//! adding the session to Codex's thread index `--register` besides.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::model::Agent;
+use crate::stats::Sums;
+use crate::stats::filter::Filter;
+use crate::write::native::{self, Format, NativeOptions};
+use crate::write::{self, Writer};
+
+use super::args::HandoffArgs;
+use super::error::CliError;
+use super::exit::Exit;
+use super::report::Reporter;
+
+/// The sessions whose id starts with what was asked, by agent.
+#[derive(Default)]
+struct Matches(BTreeSet<(Agent, String)>);
+
+impl Sums for Matches {
+    fn merge(&mut self, other: Self) {
+        self.0.extend(other.0);
+    }
+}
+
+/// Runs `agentlog handoff`.
+pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
+    let (writer, format): (&'static dyn Writer, &'static dyn Format) = match args.to.as_str() {
+        "codex" => (&write::codex::Codex, &write::codex::Codex),
+        _ => (&write::claude_code::ClaudeCode, &write::claude_code::ClaudeCode),
+    };
+    let usage = |message: String| {
+        reporter.error(&CliError::Usage { message });
+        Exit::Usage
+    };
+    let cwd = match &args.cwd {
+        Some(dir) => match std::path::absolute(dir) {
+            Ok(dir) => Some(dir.display().to_string()),
+            Err(e) => return usage(format!("--cwd {}: {e}", dir.display())),
+        },
+        None => None,
+    };
+    let prefix = args.session.trim().to_owned();
+    if prefix.is_empty() {
+        return usage("give the id of the session to hand over, or the start of it".into());
+    }
+    let find = Filter { sessions: vec![prefix.clone()], ..Filter::default() };
+    let jobs = super::sum::threads(None);
+    let settings = super::convert::settings(jobs, crate::read::DEFAULT_MAX_LINE_BYTES, find, None);
+    let found = super::sum::sum::<Matches>(&args.inputs, "auto", &settings, reporter, |found, e| {
+        // Subagent threads go with their session, but are not what was asked for.
+        if e.session_id.starts_with(&prefix)
+            && !e.is_sidechain
+            && e.agent_id.is_none()
+            && !found.0.iter().any(|(a, id)| *a == e.agent && *id == e.session_id)
+        {
+            found.0.insert((e.agent, e.session_id.clone()));
+        }
+    });
+    let matches = match found {
+        Ok((matches, _)) => matches.0,
+        Err(exit) => return exit,
+    };
+    let (agent, id) = match matches.len() {
+        0 => {
+            let places =
+                if args.inputs.is_empty() { "the agents' default places".to_owned() } else { args.inputs.join(", ") };
+            reporter.error(&CliError::Usage {
+                message: format!("no session in {places} has an id starting with `{prefix}`"),
+            });
+            return Exit::Input;
+        }
+        1 => matches.into_iter().next().expect("one match"),
+        n => {
+            let listed: Vec<String> = matches.iter().take(10).map(|(a, id)| format!("{id} ({})", a.as_str())).collect();
+            let more = if n > 10 { format!(", and {} more", n - 10) } else { String::new() };
+            return usage(format!(
+                "{n} sessions have an id starting with `{prefix}`: {}{more}; give more of the id",
+                listed.join(", ")
+            ));
+        }
+    };
+    let env = |name: &str| std::env::var_os(name);
+    let Some(store) = format.store(&env) else {
+        return usage(format!("no home directory to find {}'s sessions in: set HOME", format.agent().as_str()));
+    };
+    let new_id = native::new_id(format.agent(), agent, &id).to_string();
+    if !args.write {
+        return usage(format!(
+            "handing session {id} ({}) over to {} writes session {new_id} into {}, {}'s own store; add --write to do so",
+            agent.as_str(),
+            format.agent().as_str(),
+            store.display(),
+            format.agent().as_str()
+        ));
+    }
+    let redaction = match args.redact.resolve_or_report(reporter) {
+        Ok(redaction) => redaction,
+        Err(exit) => return exit,
+    };
+    let (inputs, _) = super::resolve_inputs(&args.inputs, None);
+    let options = write::Options {
+        run_id: String::new(),
+        threads: jobs,
+        native: NativeOptions {
+            cwd: cwd.clone(),
+            no_clobber: true,
+            redaction: args.redact.describe(),
+            only: Some((agent, id.clone())),
+        },
+        ..write::Options::default()
+    };
+    let mut root = store.clone().into_os_string();
+    root.push("/");
+    let plan = super::convert::Plan {
+        inputs,
+        reader: None,
+        writer,
+        output: Some(PathBuf::from(root)),
+        options,
+        jobs,
+        max_line_bytes: crate::read::DEFAULT_MAX_LINE_BYTES,
+        shard: None,
+        report: None,
+        incremental: false,
+        filter: Filter { sessions: vec![id.clone()], agents: vec![agent], ..Filter::default() },
+    };
+    let exit = super::convert::run(&plan, redaction, reporter);
+    if exit > Exit::Warnings {
+        return exit;
+    }
+    let Some(written) = find_written(&store, &new_id) else {
+        reporter.error(&CliError::Usage {
+            message: format!("session {id} has nothing to hand over (no prompt, answer or tool call)"),
+        });
+        return Exit::Input;
+    };
+    reporter.info(&format!("agentlog: wrote {}", written.display()));
+    let cwd = cwd.or_else(|| session_cwd(&written)).unwrap_or_else(|| ".".to_owned());
+    super::print(format!("cd {} && {}\n", shell_word(&cwd), format.resume_command(&new_id)).as_bytes(), reporter)
+        .max(exit)
+}
+
+/// The file of session `id` written under `store`.
+fn find_written(store: &Path, id: &str) -> Option<PathBuf> {
+    let pattern = format!("{}/**/*{id}.jsonl", glob::Pattern::escape(&store.display().to_string()));
+    glob::glob(&pattern).ok()?.flatten().next()
+}
+
+/// The working directory a written session names.
+fn session_cwd(file: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(file).ok()?;
+    text.lines().find_map(|line| {
+        let value: serde_json::Value = serde_json::from_str(line).ok()?;
+        value.get("cwd").or_else(|| value.get("payload")?.get("cwd"))?.as_str().map(str::to_owned)
+    })
+}
+
+/// `text` as one shell word.
+fn shell_word(text: &str) -> String {
+    if !text.is_empty() && text.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c)) {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
+}
