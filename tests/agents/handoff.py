@@ -116,7 +116,12 @@ def run_pair(src: Path, out: Path, pair: str, scenario: str) -> dict:
         shutil.rmtree(d)
     home = d / "home"
     home.mkdir(parents=True)
-    project = Path(tempfile.mkdtemp(prefix=f"agentlog-handoff-{source}-{target}-"))
+    if source == target:
+        # the same working directory as the original, so that the two resumes see the same context
+        project = Path(harness.load_ledger(scen_dir)["meta"]["project"])
+        project.mkdir(parents=True, exist_ok=True)
+    else:
+        project = Path(tempfile.mkdtemp(prefix=f"agentlog-handoff-{source}-{target}-"))
     record = {"source": source, "target": target, "scenario": scenario, "source_dir": str(scen_dir),
               "source_session": session, "project": str(project)}
     try:
@@ -134,29 +139,26 @@ def run_pair(src: Path, out: Path, pair: str, scenario: str) -> dict:
         if written:
             record["resume"] = resume(target, exe, home, project, written, d, prepare=True)
         if source == target:
-            record["original"] = resume_original(source, exe, scen_dir, d / "original")
+            record["original"] = resume_original(source, exe, scen_dir, d / "original", project)
     finally:
         shutil.rmtree(project, ignore_errors=True)
     (d / "handoff.json").write_text(json.dumps(record, indent=1))
     return record
 
 
-def resume_original(agent: str, exe: Path, scen_dir: Path, out: Path) -> dict:
-    """The agent resuming the source's own session file, with the same prompt: a copy of its HOME,
-    run in the directory the session was made in (the agent looks its sessions up by it)."""
+def resume_original(agent: str, exe: Path, scen_dir: Path, out: Path, project: Path) -> dict:
+    """The agent resuming the source's own session file, with the same prompt, in the directory the
+    session was made in (the agent looks its sessions up by it): a copy of its HOME."""
     ledger = harness.load_ledger(scen_dir)
     session = next(i["session_id"] for i in ledger["meta"]["invocations"] if i.get("session_id"))
-    project = Path(ledger["meta"]["project"])
     out.mkdir(parents=True)
     home = out / "home"
     shutil.copytree(scen_dir / "home", home, symlinks=True)
-    made = not project.exists()
-    project.mkdir(parents=True, exist_ok=True)
-    try:
-        return resume(agent, exe, home, project, session, out, prepare=True)
-    finally:
-        if made:
-            shutil.rmtree(project, ignore_errors=True)
+    # Codex's thread index holds the original rollout's absolute path: without it, Codex finds the
+    # copy by scanning, and the original is left as it was
+    for index in home.glob(".codex/state_*.sqlite*"):
+        index.unlink()
+    return resume(agent, exe, home, project, session, out, prepare=True)
 
 
 def main(argv=None) -> int:

@@ -329,7 +329,10 @@ impl Parser {
     /// errors, interruptions), which are not model responses.
     fn response(head: &Event, record: &Record<'_>, message: &RawMessage<'_>) -> Option<Box<Response>> {
         let (Some(id), Some(usage)) = (&message.id, &message.usage) else { return None };
-        if record.is_api_error_message || message.model.as_deref() == Some("<synthetic>") {
+        if record.is_api_error_message
+            || message.model.as_deref() == Some("<synthetic>")
+            || record.agentlog_source.is_some()
+        {
             return None;
         }
         let counts = [usage.input_tokens, usage.cache_read_input_tokens, usage.cache_creation_input_tokens];
@@ -475,7 +478,10 @@ impl LineParser for Parser {
                 vec![event]
             }
             "progress" => {
-                parsed.usage = object.raw("data").and_then(|data| progress::response(&head, &object, data));
+                // A record agentlog copied from another session repeats usage counted there.
+                if record.agentlog_source.is_none() {
+                    parsed.usage = object.raw("data").and_then(|data| progress::response(&head, &object, data));
+                }
                 vec![with(&head, meta(MetaType::Progress, object.to_json()))]
             }
             _ => {

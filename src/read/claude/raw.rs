@@ -41,6 +41,10 @@ pub struct Record<'a> {
     pub is_compact_summary: bool,
     #[serde(rename = "isApiErrorMessage", default)]
     pub is_api_error_message: bool,
+    /// Set on lines agentlog wrote from another session (`--to claude-code`): their usage is
+    /// the source's, counted there.
+    #[serde(rename = "agentlogSource", default)]
+    pub agentlog_source: Option<serde::de::IgnoredAny>,
     #[serde(rename = "sourceToolUseID", borrow, default, deserialize_with = "borrowed")]
     pub source_tool_use_id: Option<Cow<'a, str>>,
     #[serde(rename = "requestId", borrow, default, deserialize_with = "borrowed")]

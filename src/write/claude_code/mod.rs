@@ -183,8 +183,12 @@ impl Lines {
                 let content = match m.parts.as_slice() {
                     [Part::Text { text }] => Value::String(text.clone()),
                     [] => Value::String(m.text.clone()),
-                    parts => Value::Array(parts.iter().map(block).collect()),
+                    parts => Value::Array(parts.iter().filter_map(block).collect()),
                 };
+                if content.as_array().is_some_and(Vec::is_empty) {
+                    // Only parts the source did not record (a file named but not kept).
+                    return Ok(());
+                }
                 self.user(e, content, None);
             }
             Payload::Reasoning(r) => match (&r.signature, self.same) {
@@ -245,7 +249,7 @@ impl Lines {
             Value::String(output.text.clone())
         } else {
             let mut blocks = vec![json!({ "type": "text", "text": output.text })];
-            blocks.extend(output.parts.iter().map(block));
+            blocks.extend(output.parts.iter().filter_map(block));
             Value::Array(blocks)
         };
         let failed = output.is_error.or(output.failed).unwrap_or(false);
@@ -317,6 +321,9 @@ impl Lines {
                 }
             }
         }
+        if self.same && e.injected {
+            line.insert("isMeta".into(), true.into());
+        }
         line.extend(self.common.clone());
         line.insert("type".into(), kind.into());
         line.insert("message".into(), message);
@@ -327,8 +334,10 @@ impl Lines {
     fn record(&mut self, e: &Event) {
         let Payload::Meta(meta) = &e.payload else { return };
         let Some(Value::Object(mut record)) = meta.data.as_ref().map(|d| d.to_value()) else { return };
-        // Only whole records are copied; meta events built from parts of one are not.
-        if record.get("type").and_then(Value::as_str) != e.source.record_type.as_deref() {
+        // Only whole records are copied; meta events built from parts of one are not, nor the
+        // progress of running tools and subagents, which Claude Code shows and never sends.
+        let kind = record.get("type").and_then(Value::as_str);
+        if kind != e.source.record_type.as_deref() || kind == Some("progress") {
             return;
         }
         if record.contains_key("sessionId") {
@@ -344,6 +353,7 @@ impl Lines {
         if record.contains_key("uuid") {
             self.push(e, record);
         } else {
+            record.insert("agentlogSource".into(), self.source.clone());
             self.write(&record);
         }
     }
@@ -398,9 +408,10 @@ fn claude_tool(action: Action) -> (String, Value) {
     }
 }
 
-/// A content block of Anthropic's Messages API for a part.
-fn block(part: &Part) -> Value {
-    match part {
+/// A content block of Anthropic's Messages API for a part; `None` for an image or document the
+/// source did not record.
+fn block(part: &Part) -> Option<Value> {
+    Some(match part {
         Part::Text { text } => json!({ "type": "text", "text": text }),
         Part::Image { media_type, data, url } | Part::Document { media_type, data, url } => {
             let kind = if matches!(part, Part::Image { .. }) { "image" } else { "document" };
@@ -414,10 +425,10 @@ fn block(part: &Part) -> Value {
                 (Some(data), _) => json!({ "type": kind, "source": {
                     "type": "base64", "media_type": media_type.as_deref().unwrap_or(fallback), "data": data } }),
                 (None, Some(url)) => json!({ "type": kind, "source": { "type": "url", "url": url } }),
-                (None, None) => json!({ "type": "text", "text": format!("[{kind} not recorded]") }),
+                (None, None) => return None,
             }
         }
-    }
+    })
 }
 
 /// The media type and base64 data of a `data:` URL.

@@ -3,7 +3,8 @@
 //! (`YYYY/MM/DD/rollout-YYYY-MM-DDThh-mm-ss-<id>.jsonl` under `~/.codex/sessions`).
 //!
 //! A `session_meta` line, then one `response_item` line per message, reasoning item, tool call
-//! and tool output: the items Codex sends the model again when it resumes. No token counts are
+//! and tool output: the items Codex sends the model again when it resumes; each typed prompt is
+//! also a `user_message` event, by which `codex resume --last` finds the session. No token counts are
 //! written (the source's usage stays the source's), and `session_meta` names the session the
 //! rollout was made from in `agentlog_source`.
 //!
@@ -118,14 +119,20 @@ impl Rollout {
             _ => None,
         });
         let mut payload = match own {
-            Some(Value::Object(own)) => own,
+            Some(Value::Object(mut own)) => {
+                // The provider is the resuming Codex's (it refuses to change it on resume), and the
+                // paginated history kept beside the source's rollout is not carried over.
+                for key in ["model_provider", "history_mode", "context_window"] {
+                    own.remove(key);
+                }
+                own
+            }
             _ => {
                 let mut payload = Map::new();
                 payload.insert("originator".into(), "agentlog".into());
                 payload.insert("cli_version".into(), VERSION.into());
                 payload.insert("source".into(), "cli".into());
                 payload.insert("thread_source".into(), "user".into());
-                payload.insert("model_provider".into(), "openai".into());
                 payload
             }
         };
@@ -156,13 +163,22 @@ impl Rollout {
                 self.counts.images += m.parts.iter().filter(|p| matches!(p, Part::Image { .. })).count() as u64;
                 let content: Vec<Value> = match m.parts.as_slice() {
                     [] => vec![text_item(assistant, &m.text)],
-                    parts => parts.iter().map(|p| content_item(assistant, p)).collect(),
+                    parts => parts.iter().filter_map(|p| content_item(assistant, p)).collect(),
                 };
+                if content.is_empty() {
+                    // Only parts the source did not record (a file named but not kept).
+                    return;
+                }
                 let mut item = json!({ "type": "message", "role": m.role.as_str(), "content": content });
                 if let Some(phase) = &m.phase {
                     item["phase"] = phase.clone().into();
                 }
                 self.item(e, item);
+                if m.role == Role::User && !e.injected {
+                    // What Codex records of a typed prompt besides the item: `resume --last` and
+                    // the session's title go by it.
+                    self.line("event_msg", json!({ "type": "user_message", "message": m.text }));
+                }
             }
             Payload::Reasoning(r) => {
                 let encrypted = self.kept(e, "encrypted_content");
@@ -290,27 +306,29 @@ fn input_string(call: &ToolCall) -> String {
 
 /// A text content item: `output_text` for the model's, `input_text` for the rest.
 fn text_item(assistant: bool, text: &str) -> Value {
-    json!({ "type": if assistant { "output_text" } else { "input_text" }, "text": text })
+    if assistant {
+        json!({ "type": "output_text", "text": text, "annotations": [] })
+    } else {
+        json!({ "type": "input_text", "text": text })
+    }
 }
 
-/// A content item of the Responses API for a part.
-fn content_item(assistant: bool, part: &Part) -> Value {
-    match part {
+/// A content item of the Responses API for a part; `None` for an image or document the source
+/// did not record.
+fn content_item(assistant: bool, part: &Part) -> Option<Value> {
+    Some(match part {
         Part::Text { text } => text_item(assistant, text),
         Part::Image { media_type, data, url } => {
             let url = match (data, url) {
                 (Some(data), _) => format!("data:{};base64,{data}", media_type.as_deref().unwrap_or("image/png")),
                 (None, Some(url)) => url.clone(),
-                (None, None) => return text_item(assistant, "[image not recorded]"),
+                (None, None) => return None,
             };
             json!({ "type": "input_image", "image_url": url })
         }
-        Part::Document { media_type, data, .. } => match data {
-            Some(data) => json!({ "type": "input_file",
-                "file_data": format!("data:{};base64,{data}", media_type.as_deref().unwrap_or("application/pdf")) }),
-            None => text_item(assistant, "[document not recorded]"),
-        },
-    }
+        Part::Document { media_type, data, .. } => json!({ "type": "input_file",
+            "file_data": format!("data:{};base64,{}", media_type.as_deref().unwrap_or("application/pdf"), data.as_ref()?) }),
+    })
 }
 
 /// Codex's own tool for what a call did: a shell command as `exec_command`, a write or an

@@ -117,12 +117,18 @@ pub struct Session {
     pub id: String,
     /// Its main thread's events, in order.
     pub events: Vec<Event>,
+    /// Which part of the session this is: 1, or more for events of a session met again after
+    /// the group of inputs that held the first part (each part is a session file of its own).
+    pub part: u32,
 }
 
 impl Session {
     /// The id of the session written for `target` ([`new_id`]).
     pub fn new_id(&self, target: Agent) -> uuid::Uuid {
-        new_id(target, self.agent, &self.id)
+        match self.part {
+            0 | 1 => new_id(target, self.agent, &self.id),
+            n => new_id(target, self.agent, &format!("{}#{n}", self.id)),
+        }
     }
 
     /// The first value of a context field the events name.
@@ -214,6 +220,7 @@ pub fn open<'w>(
         output: Some(output),
         held: Held::default(),
         single: None,
+        parts: std::collections::HashMap::new(),
     }))
 }
 
@@ -233,6 +240,8 @@ struct Sink<'w> {
     held: Held<Session>,
     /// The one session of a stream or file output, until the end.
     single: Option<Rendered>,
+    /// The parts of each session written so far.
+    parts: std::collections::HashMap<(Agent, String), u32>,
 }
 
 impl EventSink for Sink<'_> {
@@ -246,10 +255,12 @@ impl EventSink for Sink<'_> {
         {
             return Ok(());
         }
+        let parts = &self.parts;
         let session = self.held.get(e.agent, &e.session_id, || Session {
             agent: e.agent,
             id: e.session_id.clone(),
             events: Vec::new(),
+            part: parts.get(&(e.agent, e.session_id.clone())).map_or(1, |n| n + 1),
         });
         session.events.push(e.clone());
         Ok(())
@@ -257,6 +268,7 @@ impl EventSink for Sink<'_> {
 
     fn end_group(&mut self) -> io::Result<()> {
         for session in self.held.take() {
+            self.parts.insert((session.agent, session.id.clone()), session.part);
             let Some(rendered) = self.format.render(&session, &self.options).map_err(WriteError::into_io)? else {
                 continue;
             };
