@@ -6,7 +6,7 @@
 #        ONLY='usage' benches/run.sh           only the rows whose label matches the regex
 #
 # Rows: reading the files (cat), parsing every line into serde_json::Value (the parse limit),
-# agentlog to unified JSONL, Parquet, the Python package's agentlog.read into a pyarrow table, interchange, ATIF, OpenTelemetry, Markdown and HTML, and DuckDB's JSON-to-Parquet COPY on the
+# agentlog to unified JSONL, Parquet, the Python package's agentlog.read into a pyarrow table, interchange, ATIF, OpenTelemetry, Markdown and HTML, Claude Code and Codex session files, and DuckDB's JSON-to-Parquet COPY on the
 # same files; HTML transcripts of the Claude Code sessions, a file per session, and claude-code-log
 # doing the same; agentlog usage and ccusage daily; each with wall time (best of RUNS interleaved rounds, default 3), MB/s of input,
 # the CPU time of that run and peak RSS (/usr/bin/time, the highest of the runs). Ratios compare
@@ -129,6 +129,8 @@ row "agentlog --to atif" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS
 row "agentlog --to otel" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to otel -o "$OUT/traces.otlp.jsonl"
 row "agentlog --to markdown" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.md"
 row "agentlog --to html" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.html"
+row "agentlog --to claude-code -o DIR/" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to claude-code -o "$OUT/claude-code/"
+row "agentlog --to codex -o DIR/" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to codex -o "$OUT/codex/"
 # Transcripts of the Claude Code sessions, one file per session and an index, beside
 # claude-code-log (which reads only Claude Code) doing the same on the same files.
 for t in 1 2; do

@@ -22,6 +22,7 @@ Examples:
                                                      one session to share
   agentlog usage --by month --by model               tokens and cost per month and model
   agentlog tools --by family                         calls, failures and durations per tool family
+  agentlog handoff 7acd --to claude-code --write     continue a session of any agent in Claude Code
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
@@ -325,7 +326,7 @@ pub struct UsageArgs {
 Examples:
   agentlog handoff 7acd --to claude-code                 where it would go (writes nothing)
   agentlog handoff 7acd --to claude-code --write         write it, print `cd … && claude --resume …`
-  agentlog handoff 019a --to codex --cwd ~/src/app --write
+  agentlog handoff 019a --to codex --cwd ~/src/app --write --register
   agentlog handoff 7acd --to codex ~/backup/sessions --write --redact")]
 pub struct HandoffArgs {
     /// The session: its id, or the start of it, of any agent.
@@ -349,6 +350,12 @@ pub struct HandoffArgs {
     /// without it, nothing is written. An existing file is never replaced.
     #[arg(long)]
     pub write: bool,
+
+    /// With --to codex: also add the session to Codex's thread index (state_N.sqlite), one row,
+    /// as the session used last, so that its picker and `codex resume --last` offer it. Codex
+    /// resumes the session by its id without it.
+    #[arg(long, requires = "write")]
+    pub register: bool,
 
     /// Secrets and pseudonyms.
     #[command(flatten)]

@@ -5,7 +5,7 @@
 //! places by default): exactly one session must match. It is written by the target's native
 //! writer into the target agent's own store, for the working directory asked (the session's own
 //! by default), never replacing a file; writing into an agent's store needs `--write`, and
-//! adding the session to Codex's thread index `--register` besides.
+//! adding the session to Codex's thread index `--register` besides ([`crate::write::codex::register`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -92,6 +92,9 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
     let Some(store) = format.store(&env) else {
         return usage(format!("no home directory to find {}'s sessions in: set HOME", format.agent().as_str()));
     };
+    if args.register && format.agent() != Agent::Codex {
+        return usage("--register adds the session to Codex's thread index: it goes with --to codex".into());
+    }
     let new_id = native::new_id(format.agent(), agent, &id).to_string();
     if !args.write {
         return usage(format!(
@@ -144,6 +147,22 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
         return Exit::Input;
     };
     reporter.info(&format!("agentlog: wrote {}", written.display()));
+    if args.register {
+        let codex_home = store.parent().unwrap_or(&store);
+        match write::codex::register(codex_home, &written) {
+            Ok(write::codex::Registered::Added(index)) => {
+                reporter.info(&format!("agentlog: added session {new_id} to {}", index.display()));
+            }
+            Ok(write::codex::Registered::NoIndex) => reporter.info(&format!(
+                "agentlog: {} has no thread index yet; Codex indexes the session when it starts",
+                codex_home.display()
+            )),
+            Err(message) => {
+                reporter.error(&CliError::Usage { message });
+                return Exit::Output;
+            }
+        }
+    }
     let cwd = cwd.or_else(|| session_cwd(&written)).unwrap_or_else(|| ".".to_owned());
     super::print(format!("cd {} && {}\n", shell_word(&cwd), format.resume_command(&new_id)).as_bytes(), reporter)
         .max(exit)

@@ -15,6 +15,10 @@ model server. Into ``OUT/<source>-to-<target>/<scenario>/`` go:
 * for a pair of one agent (claude:claude, codex:codex), ``original/``: the same agent resuming the
   source's own file with the same prompt, its ledger and requests, to compare the two.
 
+And ``OUT/claude-to-codex-register/tools/``: Claude Code's session handed over with ``--register`` to
+a Codex that has a session of its own (``native/``), then continued with ``codex exec resume --last``;
+``handoff.json`` holds the rows of Codex's thread index before and after the handoff.
+
 ``test_handoff.py`` checks what came out.
 """
 
@@ -24,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -82,18 +87,25 @@ def target_env(target: str, home: Path, exe: Path, base_url: str) -> dict:
     return env
 
 
-def resume(target: str, exe: Path, home: Path, project: Path, session: str, out: Path, prepare: bool) -> dict:
+def resume(target: str, exe: Path, home: Path, project: Path, session: str, out: Path) -> dict:
     """Resumes ``session`` with the target agent in ``project``, against a server whose ledger and
     requests go into ``out``; gives the run's exit status and output."""
+    return resume_with(target, exe, home, project, session, out, "resume", PROMPT)
+
+
+def resume_with(target: str, exe: Path, home: Path, project: Path, session: str | None, out: Path, mode: str,
+                prompt: str) -> dict:
+    """Runs the target agent once with ``prompt`` (``mode``: new, continue the last session, or
+    resume ``session``), against a server whose ledger and requests go into ``out``."""
     adapter = harness.ADAPTERS[target]
-    scen = harness.Scenario("handoff", {"main": [{"text": ANSWER}]}, [harness.Invocation(PROMPT, mode="resume")])
+    out.mkdir(parents=True, exist_ok=True)
+    scen = harness.Scenario("handoff", {"main": [{"text": ANSWER}]}, [harness.Invocation(prompt, mode=mode)])
     srv = model_server.ModelServer(dict(scen.script, name="handoff"), str(out / "ledger.json"),
                                    idle_timeout=max(60.0, harness.AGENT_TIMEOUT), max_lifetime=harness.AGENT_TIMEOUT * 2,
                                    dump_dir=str(out / "requests"), run_id=f"handoff-{target}")
     srv.start()
     try:
-        if prepare:
-            adapter.prepare(home, project, srv.base_url, scen)
+        adapter.prepare(home, project, srv.base_url, scen)
         env = target_env(target, home, exe, srv.base_url)
         argv, stdin = adapter.argv(exe, scen.invocations[0], session, None)
         rc, stdout, stderr, secs = harness._run(argv, env, str(project), stdin, harness.AGENT_TIMEOUT)
@@ -137,9 +149,55 @@ def run_pair(src: Path, out: Path, pair: str, scenario: str) -> dict:
         written = p.stdout.strip().split()[-1] if p.returncode == 0 and p.stdout.strip() else None
         record["written_session"] = written
         if written:
-            record["resume"] = resume(target, exe, home, project, written, d, prepare=True)
+            record["resume"] = resume(target, exe, home, project, written, d)
         if source == target:
             record["original"] = resume_original(source, exe, scen_dir, d / "original", project)
+    finally:
+        shutil.rmtree(project, ignore_errors=True)
+    (d / "handoff.json").write_text(json.dumps(record, indent=1))
+    return record
+
+
+def index_rows(home: Path) -> list[list]:
+    """Every row of Codex's thread index, in id order (empty without an index)."""
+    dbs = sorted(home.glob(".codex/state_*.sqlite"))
+    if not dbs:
+        return []
+    with sqlite3.connect(f"file:{dbs[-1]}?mode=ro", uri=True) as db:
+        return [list(r) for r in db.execute("SELECT * FROM threads ORDER BY id")]
+
+
+def run_register(src: Path, out: Path, scenario: str = "tools") -> dict:
+    """Claude Code's session handed over to a Codex that has sessions of its own, with
+    ``--register``, then continued with ``codex exec resume --last``: the index decides which
+    session is the last."""
+    scen_dir = source_dir(src, "claude", scenario)
+    inputs = source_inputs("claude", scen_dir)
+    session = source_session(inputs, f"[{scenario}]")
+    spec = harness.AGENTS["codex"]
+    exe = harness.install(spec, spec.pinned)
+    d = out / "claude-to-codex-register" / scenario
+    if d.exists():
+        shutil.rmtree(d)
+    home = d / "home"
+    home.mkdir(parents=True)
+    project = Path(tempfile.mkdtemp(prefix="agentlog-handoff-register-"))
+    record = {"source": "claude", "target": "codex", "scenario": scenario, "source_dir": str(scen_dir),
+              "source_session": session, "project": str(project)}
+    try:
+        # a session of Codex's own first, which makes the index
+        record["native"] = resume_with("codex", exe, home, project, None, d / "native", "new",
+                                       "[native] A session of Codex's own.")
+        before = index_rows(home)
+        env = dict(os.environ, HOME=str(home), CODEX_HOME=str(home / ".codex"))
+        argv = [str(harness.agentlog_bin()), "handoff", session, *map(str, inputs), "--to", "codex",
+                "--cwd", str(project), "--write", "--register", "--color", "never"]
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+        record["handoff"] = {"argv": ["agentlog", *argv[1:]], "exit": p.returncode, "stdout": p.stdout,
+                             "stderr": p.stderr[-3000:]}
+        record["written_session"] = p.stdout.strip().split()[-1] if p.returncode == 0 else None
+        record["index_before"], record["index_after"] = before, index_rows(home)
+        record["resume"] = resume_with("codex", exe, home, project, None, d, "continue", PROMPT)
     finally:
         shutil.rmtree(project, ignore_errors=True)
     (d / "handoff.json").write_text(json.dumps(record, indent=1))
@@ -151,14 +209,13 @@ def resume_original(agent: str, exe: Path, scen_dir: Path, out: Path, project: P
     session was made in (the agent looks its sessions up by it): a copy of its HOME."""
     ledger = harness.load_ledger(scen_dir)
     session = next(i["session_id"] for i in ledger["meta"]["invocations"] if i.get("session_id"))
-    out.mkdir(parents=True)
     home = out / "home"
     shutil.copytree(scen_dir / "home", home, symlinks=True)
     # Codex's thread index holds the original rollout's absolute path: without it, Codex finds the
     # copy by scanning, and the original is left as it was
     for index in home.glob(".codex/state_*.sqlite*"):
         index.unlink()
-    return resume(agent, exe, home, project, session, out, prepare=True)
+    return resume(agent, exe, home, project, session, out)
 
 
 def main(argv=None) -> int:
@@ -169,10 +226,16 @@ def main(argv=None) -> int:
     r.add_argument("--out", required=True)
     r.add_argument("--pairs", default=",".join(PAIRS), help=f"SOURCE:TARGET,... (default {','.join(PAIRS)})")
     r.add_argument("--scenario", default=",".join(SCENARIOS))
+    r.add_argument("--no-register", dest="register", action="store_false",
+                   help="skip the run of --register (Claude Code to a Codex with sessions of its own, "
+                        "continued with resume --last)")
     a = ap.parse_args(argv)
     src, out = Path(a.src).resolve(), Path(a.out).resolve()
     rows = []
-    for pair in a.pairs.split(","):
+    if a.register:
+        rec = run_register(src, out)
+        rows.append(("claude:codex --register", "tools", rec["handoff"]["exit"], rec["resume"]["exit"], "-"))
+    for pair in [p for p in a.pairs.split(",") if p]:
         for scenario in a.scenario.split(","):
             rec = run_pair(src, out, pair, scenario)
             rows.append((pair, scenario, rec.get("handoff", {}).get("exit"), (rec.get("resume") or {}).get("exit"),

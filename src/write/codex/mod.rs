@@ -15,6 +15,8 @@
 //! is rebuilt as it was, reasoning with its encrypted content, and its own context lines
 //! (`turn_context`, `world_state`, developer instructions) copied.
 
+mod index;
+
 use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
@@ -23,6 +25,8 @@ use crate::model::{Agent, Event, MetaType, Part, Payload, Role, ToolCall, ToolOu
 use crate::write::native::tools::{Action, action, call_as_text, output_as_text};
 use crate::write::native::{self, Carried, Format, NativeOptions, Rendered, Session};
 use crate::write::{EventSink, Options, Target, WriteError, Writer};
+
+pub use index::{Registered, register};
 
 /// The Codex writer.
 pub struct Codex;
