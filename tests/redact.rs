@@ -25,6 +25,9 @@ const FORMATS: &[(&str, &str)] = &[
     ("arrow", "arrow"),
     ("markdown", "md"),
     ("html", "html"),
+    // Agents' own session files, a file per session and a dataset card in a directory.
+    ("claude-code", "/"),
+    ("codex", "/"),
 ];
 
 /// Deterministic random strings, so that every planted secret is unique and looks real.
@@ -320,6 +323,18 @@ fn output_text(path: &Path, format: &str) -> String {
     match format {
         "parquet" => columnar_text(path, true),
         "arrow" => columnar_text(path, false),
+        _ if path.is_dir() => {
+            // A file per session: all of them, the dataset card last.
+            let mut files: Vec<PathBuf> = Vec::new();
+            let mut dirs = vec![path.to_owned()];
+            while let Some(dir) = dirs.pop() {
+                for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                    if entry.path().is_dir() { dirs.push(entry.path()) } else { files.push(entry.path()) }
+                }
+            }
+            files.sort();
+            files.iter().map(|f| common::text(f)).collect::<Vec<_>>().join("\n")
+        }
         _ => common::text(path),
     }
 }
@@ -345,13 +360,19 @@ fn planted_secrets_are_gone_from_every_output_format() {
     assert!(missing.is_empty(), "planted but not converted: {missing:?}");
 
     for (format, ext) in FORMATS {
-        let out = dir.path().join(format!("redacted.{ext}"));
+        let out = match *ext {
+            "/" => dir.path().join(format!("redacted-{format}/")),
+            ext => dir.path().join(format!("redacted.{ext}")),
+        };
         let report = dir.path().join(format!("{format}.report.json"));
         convert(&inputs, format, &out, &["--redact", "--redact-report", report.to_str().unwrap()]);
         let text = output_text(&out, format);
         let left: Vec<&String> = plant.secrets.iter().filter(|s| text.contains(s.as_str())).collect();
         assert!(left.is_empty(), "{format}: {} of {} secrets left: {left:?}", left.len(), plant.secrets.len());
         assert!(text.contains("[REDACTED:"), "{format}: no placeholder");
+        if *ext == "/" {
+            assert!(text.contains("## Redaction\n\nagentlog --redact:"), "{format}: the dataset card says nothing");
+        }
         // The exempt fields kept their look-alikes (transcripts show neither).
         if matches!(*format, "unified" | "interchange" | "parquet" | "arrow") {
             assert!(text.contains(EXEMPT_SIGNATURE), "{format}: signature changed");

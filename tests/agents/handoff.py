@@ -45,7 +45,12 @@ import server as model_server  # noqa: E402
 # session trees, OpenCode's SQLite store)
 PAIRS = ["claude:codex", "codex:claude", "gemini:claude", "claude:claude", "codex:codex", "pi:claude",
          "opencode:codex"]
-SCENARIOS = ["tools", "two-turns"]
+SCENARIOS = ["tools", "two-turns", "image", "reasoning"]
+
+
+def cases() -> list[tuple[str, str]]:
+    """Each pair with each scenario its source agent has."""
+    return [(p, s) for p in PAIRS for s in SCENARIOS if s in harness.AGENTS[p.split(":")[0]].scenarios]
 PROMPT = "[handoff] Continue where the other agent stopped: what did the commands print?"
 ANSWER = "Continuing after the handoff: HANDOFF-OK."
 TARGET_KIND = {"claude": "claude-code", "codex": "codex"}
@@ -235,8 +240,11 @@ def main(argv=None) -> int:
     if a.register:
         rec = run_register(src, out)
         rows.append(("claude:codex --register", "tools", rec["handoff"]["exit"], rec["resume"]["exit"], "-"))
-    for pair in [p for p in a.pairs.split(",") if p]:
+    pairs = [p for p in a.pairs.split(",") if p]
+    for pair in pairs:
         for scenario in a.scenario.split(","):
+            if scenario not in harness.AGENTS[pair.split(":")[0]].scenarios:
+                continue
             rec = run_pair(src, out, pair, scenario)
             rows.append((pair, scenario, rec.get("handoff", {}).get("exit"), (rec.get("resume") or {}).get("exit"),
                          (rec.get("original") or {}).get("exit", "-")))

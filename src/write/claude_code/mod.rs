@@ -61,6 +61,10 @@ impl Format for ClaudeCode {
         "claude-code"
     }
 
+    fn label(&self) -> &'static str {
+        "Claude Code"
+    }
+
     fn store(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
         Some(native::agent_home(env, "CLAUDE_CONFIG_DIR", ".claude")?.join("projects"))
     }
@@ -83,13 +87,7 @@ impl Format for ClaudeCode {
             last_record: None,
             uuids: HashMap::new(),
             calls: HashMap::new(),
-            answered: session
-                .conversation(Agent::ClaudeCode)
-                .filter_map(|e| match &e.payload {
-                    Payload::ToolOutput(o) => o.call_id.clone(),
-                    _ => None,
-                })
-                .collect(),
+            answered: session.answered_calls(Agent::ClaudeCode),
             response: None,
             time: session.started_at().map(time).unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned()),
             bytes: Vec::new(),

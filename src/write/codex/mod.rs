@@ -58,6 +58,10 @@ impl Format for Codex {
         "codex"
     }
 
+    fn label(&self) -> &'static str {
+        "Codex"
+    }
+
     fn store(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<std::path::PathBuf> {
         Some(native::agent_home(env, "CODEX_HOME", ".codex")?.join("sessions"))
     }
@@ -70,6 +74,7 @@ impl Format for Codex {
         let id = session.new_id(Agent::Codex).to_string();
         let started = session.started_at().unwrap_or_default();
         let mut rollout = Rollout {
+            answered: session.answered_calls(Agent::Codex),
             same: session.agent == Agent::Codex,
             time: time(started),
             calls: HashMap::new(),
@@ -107,6 +112,9 @@ struct Rollout {
     same: bool,
     time: String,
     calls: HashMap<String, Written>,
+    /// The calls whose output the session has: another agent's call without one is text, so
+    /// that Codex does not answer it with an output of its own making (`aborted`).
+    answered: std::collections::HashSet<String>,
     bytes: Vec<u8>,
     counts: Carried,
 }
@@ -234,7 +242,8 @@ impl Rollout {
                     "arguments": call.input_text.clone().unwrap_or_else(|| input_string(call)) }),
             }
         } else {
-            match action(call).and_then(codex_tool) {
+            let answered = call.call_id.as_ref().is_some_and(|id| self.answered.contains(id));
+            match action(call).filter(|_| answered).and_then(codex_tool) {
                 Some(item) => {
                     let mut item = item;
                     item["call_id"] = call_id.clone().into();

@@ -4,13 +4,11 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use crate::model::Agent;
-
-use super::{Carried, Rendered, Session};
+use super::{Carried, Format, Rendered, Session};
 
 /// What the card says, gathered as sessions are written.
 pub struct Card {
-    target: Agent,
+    target: &'static dyn Format,
     redaction: Option<String>,
     /// Per source agent: sessions, and what they carried.
     agents: BTreeMap<&'static str, (u64, Carried)>,
@@ -18,7 +16,7 @@ pub struct Card {
 
 impl Card {
     /// An empty card for files of `target`.
-    pub fn new(target: Agent, redaction: Option<String>) -> Self {
+    pub fn new(target: &'static dyn Format, redaction: Option<String>) -> Self {
         Card { target, redaction, agents: BTreeMap::new() }
     }
 
@@ -31,11 +29,11 @@ impl Card {
 
     /// Writes the card: YAML front matter for the Hub, then a table per source agent.
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
-        let target = self.target.as_str();
+        let target = self.target.label();
         writeln!(out, "---")?;
         writeln!(out, "pretty_name: Coding-agent sessions as {target} session files")?;
         writeln!(out, "tags:")?;
-        for tag in ["agent-traces", "coding-agent", "traces", "tool-use", target] {
+        for tag in ["agent-traces", "coding-agent", "traces", "tool-use", self.target.name()] {
             writeln!(out, "- {tag}")?;
         }
         writeln!(out, "---")?;

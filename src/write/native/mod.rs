@@ -34,6 +34,9 @@ pub trait Format: Sync {
     /// The name of the writer (`claude-code`).
     fn name(&self) -> &'static str;
 
+    /// The agent's name for people (`Claude Code`).
+    fn label(&self) -> &'static str;
+
     /// Where the agent keeps its sessions for the user running agentlog
     /// (`~/.claude/projects`), from the environment `env` gives; `None` without a home.
     fn store(&self, env: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf>;
@@ -161,6 +164,18 @@ impl Session {
         self.events.iter().find_map(|e| e.timestamp)
     }
 
+    /// The ids of the calls whose output the conversation holds: a target writes another agent's
+    /// call without one as text, as the agents treat an unanswered call in a history they did
+    /// not write badly (Claude Code drops the whole message, Codex makes up an output).
+    pub fn answered_calls(&self, target: Agent) -> std::collections::HashSet<String> {
+        self.conversation(target)
+            .filter_map(|e| match &e.payload {
+                Payload::ToolOutput(o) => o.call_id.clone(),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The events a target agent's model should see again, in order: for a session of another
     /// agent, without the source agent's own context (system and developer messages, text it
     /// injected); meta events stay, for the format to pick from.
@@ -208,8 +223,7 @@ pub fn open<'w>(
         Target::Stream(out) => Output::Stream(out),
         Target::Path(path) if is_directory_target(&path) => {
             // Files written into an agent's own store get no card beside them.
-            let card =
-                (!options.native.no_clobber).then(|| Card::new(format.agent(), options.native.redaction.clone()));
+            let card = (!options.native.no_clobber).then(|| Card::new(format, options.native.redaction.clone()));
             Output::Dir { card, root: path, files: Vec::new() }
         }
         Target::Path(path) => Output::File(path),
