@@ -198,6 +198,17 @@ fn handoff_writes_into_the_store_only_when_asked_and_never_replaces_a_file() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("sessions have an id starting with"));
     assert!(!home.path().join(".codex").exists(), "nothing written for a refused handoff");
 
+    // A session that names no working directory needs one given: the agents look sessions up by it.
+    let aider = common::own_corpus().join("aider/no-line-breaks").display().to_string();
+    let out = handoff(home.path(), &["2025-02-10T18:05:11", &aider, "--to", "claude-code", "--write"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--cwd"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out =
+        handoff(home.path(), &["2025-02-10T18:05:11", &aider, "--to", "claude-code", "--write", "--cwd", "/srv/app"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("cd /srv/app && claude --resume "));
+    assert!(home.path().join(".claude/projects/-srv-app").is_dir());
+
     // To Codex: a rollout under sessions/YYYY/MM/DD, named by its id, resumed by `codex resume`.
     let out = handoff(home.path(), &[prefix, &codex, "--to", "codex", "--cwd", project.to_str().unwrap(), "--write"]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));

@@ -7,7 +7,7 @@
 //! by default), never replacing a file; writing into an agent's store needs `--write`, and
 //! adding the session to Codex's thread index `--register` besides ([`crate::write::codex::register`]).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::model::Agent;
@@ -21,13 +21,19 @@ use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
 
-/// The sessions whose id starts with what was asked, by agent.
+/// The sessions whose id starts with what was asked, by agent, with the first working
+/// directory each names.
 #[derive(Default)]
-struct Matches(BTreeSet<(Agent, String)>);
+struct Matches(BTreeMap<(Agent, String), Option<String>>);
 
 impl Sums for Matches {
     fn merge(&mut self, other: Self) {
-        self.0.extend(other.0);
+        for (session, cwd) in other.0 {
+            let known = self.0.entry(session).or_default();
+            if known.is_none() {
+                *known = cwd;
+            }
+        }
     }
 }
 
@@ -57,19 +63,25 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
     let settings = super::convert::settings(jobs, crate::read::DEFAULT_MAX_LINE_BYTES, find, None);
     let found = super::sum::sum::<Matches>(&args.inputs, "auto", &settings, reporter, |found, e| {
         // Subagent threads go with their session, but are not what was asked for.
-        if e.session_id.starts_with(&prefix)
-            && !e.is_sidechain
-            && e.agent_id.is_none()
-            && !found.0.iter().any(|(a, id)| *a == e.agent && *id == e.session_id)
-        {
-            found.0.insert((e.agent, e.session_id.clone()));
+        if !e.session_id.starts_with(&prefix) || e.is_sidechain || e.agent_id.is_some() {
+            return;
+        }
+        match found.0.iter_mut().find(|((a, id), _)| *a == e.agent && *id == e.session_id) {
+            Some((_, cwd)) => {
+                if cwd.is_none() {
+                    cwd.clone_from(&e.context.cwd);
+                }
+            }
+            None => {
+                found.0.insert((e.agent, e.session_id.clone()), e.context.cwd.clone());
+            }
         }
     });
     let matches = match found {
         Ok((matches, _)) => matches.0,
         Err(exit) => return exit,
     };
-    let (agent, id) = match matches.len() {
+    let ((agent, id), cwd) = match matches.len() {
         0 => {
             let places =
                 if args.inputs.is_empty() { "the agents' default places".to_owned() } else { args.inputs.join(", ") };
@@ -78,9 +90,20 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
             });
             return Exit::Input;
         }
-        1 => matches.into_iter().next().expect("one match"),
+        1 => {
+            let (session, own_cwd) = matches.into_iter().next().expect("one match");
+            match cwd.or(own_cwd) {
+                Some(cwd) => (session, cwd),
+                None => {
+                    return usage(format!(
+                        "session {} names no working directory, and the agent looks its sessions up by one: add --cwd DIR",
+                        session.1
+                    ));
+                }
+            }
+        }
         n => {
-            let listed: Vec<String> = matches.iter().take(10).map(|(a, id)| format!("{id} ({})", a.as_str())).collect();
+            let listed: Vec<String> = matches.keys().take(10).map(|(a, id)| format!("{id} ({})", a.as_str())).collect();
             let more = if n > 10 { format!(", and {} more", n - 10) } else { String::new() };
             return usage(format!(
                 "{n} sessions have an id starting with `{prefix}`: {}{more}; give more of the id",
@@ -114,7 +137,7 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
         run_id: String::new(),
         threads: jobs,
         native: NativeOptions {
-            cwd: cwd.clone(),
+            cwd: Some(cwd.clone()),
             no_clobber: true,
             redaction: args.redact.describe(),
             only: Some((agent, id.clone())),
@@ -163,7 +186,6 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
             }
         }
     }
-    let cwd = cwd.or_else(|| session_cwd(&written)).unwrap_or_else(|| ".".to_owned());
     super::print(format!("cd {} && {}\n", shell_word(&cwd), format.resume_command(&new_id)).as_bytes(), reporter)
         .max(exit)
 }
@@ -172,15 +194,6 @@ pub fn run(args: HandoffArgs, reporter: &Reporter) -> Exit {
 fn find_written(store: &Path, id: &str) -> Option<PathBuf> {
     let pattern = format!("{}/**/*{id}.jsonl", glob::Pattern::escape(&store.display().to_string()));
     glob::glob(&pattern).ok()?.flatten().next()
-}
-
-/// The working directory a written session names.
-fn session_cwd(file: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(file).ok()?;
-    text.lines().find_map(|line| {
-        let value: serde_json::Value = serde_json::from_str(line).ok()?;
-        value.get("cwd").or_else(|| value.get("payload")?.get("cwd"))?.as_str().map(str::to_owned)
-    })
 }
 
 /// `text` as one shell word.

@@ -88,6 +88,16 @@ def conversation(request: dict) -> list:
     return request.get("messages") or request.get("input") or []
 
 
+def holds_in_order(request: dict, said: list[str]) -> None:
+    """Asserts that the request's conversation holds each of ``said``, in that order."""
+    text = "\n".join(strings(conversation(request)))
+    at = 0
+    for s in said:
+        found = text.find(s, at)
+        assert found >= 0, f"{s!r} missing (or out of order) in the first request after {text[max(0, at - 200):at]!r}"
+        at = found + len(s)
+
+
 def earlier(scen_dir: Path) -> list[str]:
     """What the source session said, in order, from its ledger: each prompt typed, then each
     served response's text, and each of its tool calls' command and expected output."""
@@ -121,12 +131,7 @@ def test_the_target_resumes_with_the_whole_conversation(out_dir, pair, scenario)
     if scenario == "image":
         # the picture the user attached, inline (a PNG's base64 starts so)
         assert "iVBORw0KGgo" in json.dumps(conversation(request))
-    text = "\n".join(strings(conversation(request)))
-    at = 0
-    for said in earlier(Path(rec["source_dir"])) + [handoff.PROMPT]:
-        found = text.find(said, at)
-        assert found >= 0, f"{said!r} missing (or out of order) in the first request after {text[max(0, at - 200):at]!r}"
-        at = found + len(said)
+    holds_in_order(request, earlier(Path(rec["source_dir"])) + [handoff.PROMPT])
 
 
 def session_files(target: str, home: Path) -> list[Path]:
@@ -218,10 +223,6 @@ def test_register_makes_the_handed_over_session_the_last_one_codex_offers(out_di
     assert [r for r in after if r[0] != rec["written_session"]] == before
     # `codex exec resume --last` continues the handed-over session, not Codex's own
     assert rec["resume"]["exit"] == 0, rec["resume"]["stderr_tail"]
-    text = "\n".join(strings(conversation(first_request(d))))
-    assert "[native]" not in text
-    at = 0
-    for said in earlier(Path(rec["source_dir"])) + [handoff.PROMPT]:
-        found = text.find(said, at)
-        assert found >= 0, f"{said!r} missing (or out of order)"
-        at = found + len(said)
+    request = first_request(d)
+    assert "[native]" not in "\n".join(strings(conversation(request)))
+    holds_in_order(request, earlier(Path(rec["source_dir"])) + [handoff.PROMPT])
