@@ -249,3 +249,27 @@ fn one_session_goes_to_standard_output_and_more_need_a_directory() {
         cargo_bin_cmd!("agentlog").args(["convert", &gemini, "--session", id, "--to", "codex"]).output().unwrap();
     assert_eq!(again.stdout, out.stdout);
 }
+
+#[test]
+fn reading_a_session_and_its_copy_counts_each_response_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for (source, target) in
+        [("claude/2.1.328", "claude-code"), ("codex/0.169.0", "claude-code"), ("claude/2.1.328", "codex")]
+    {
+        let source = recorded(source);
+        let copies = dir.path().join(format!("{target}-{}/", source.len()));
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["convert", "-q", &source, "--to", target, "-o", copies.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let totals = |inputs: &[&str]| -> serde_json::Value {
+            let out = cargo_bin_cmd!("agentlog").args(["usage", "--json", "-q"]).args(inputs).output().unwrap();
+            let usage: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            usage["totals"].clone()
+        };
+        let alone = totals(&[&source]);
+        assert!(alone["responses"].as_u64().unwrap() > 0, "{alone}");
+        assert_eq!(totals(&[&source, copies.to_str().unwrap()]), alone, "{source} and its {target} copy");
+    }
+}

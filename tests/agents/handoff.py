@@ -54,6 +54,16 @@ def cases() -> list[tuple[str, str]]:
 PROMPT = "[handoff] Continue where the other agent stopped: what did the commands print?"
 ANSWER = "Continuing after the handoff: HANDOFF-OK."
 TARGET_KIND = {"claude": "claude-code", "codex": "codex"}
+# the version of the target agents: pinned, newest, or X.Y.Z (``--version``)
+TARGET_VERSION = "pinned"
+
+
+def target_exe(target: str) -> Path:
+    """The target agent, installed at ``TARGET_VERSION``."""
+    spec = harness.AGENTS[target]
+    exe = harness.install(spec, harness.resolve_version(spec, TARGET_VERSION))
+    harness.warm_up(target, exe)
+    return exe
 
 
 def source_dir(src: Path, agent: str, scenario: str) -> Path:
@@ -125,9 +135,7 @@ def run_pair(src: Path, out: Path, pair: str, scenario: str) -> dict:
     scen_dir = source_dir(src, source, scenario)
     inputs = source_inputs(source, scen_dir)
     session = source_session(inputs, f"[{scenario}]")
-    spec = harness.AGENTS[target]
-    exe = harness.install(spec, spec.pinned)
-    harness.warm_up(target, exe)
+    exe = target_exe(target)
     d = out / f"{source}-to-{target}" / scenario
     if d.exists():
         shutil.rmtree(d)
@@ -140,7 +148,7 @@ def run_pair(src: Path, out: Path, pair: str, scenario: str) -> dict:
     else:
         project = Path(tempfile.mkdtemp(prefix=f"agentlog-handoff-{source}-{target}-"))
     record = {"source": source, "target": target, "scenario": scenario, "source_dir": str(scen_dir),
-              "source_session": session, "project": str(project)}
+              "source_session": session, "project": str(project), "target_exe": str(exe)}
     try:
         # the target's own settings first (Codex's config.toml), as for any run of it
         harness.ADAPTERS[target].prepare(home, project, "http://127.0.0.1:9", harness.Scenario("handoff", {}, []))
@@ -179,8 +187,7 @@ def run_register(src: Path, out: Path, scenario: str = "tools") -> dict:
     scen_dir = source_dir(src, "claude", scenario)
     inputs = source_inputs("claude", scen_dir)
     session = source_session(inputs, f"[{scenario}]")
-    spec = harness.AGENTS["codex"]
-    exe = harness.install(spec, spec.pinned)
+    exe = target_exe("codex")
     d = out / "claude-to-codex-register" / scenario
     if d.exists():
         shutil.rmtree(d)
@@ -234,7 +241,11 @@ def main(argv=None) -> int:
     r.add_argument("--no-register", dest="register", action="store_false",
                    help="skip the run of --register (Claude Code to a Codex with sessions of its own, "
                         "continued with resume --last)")
+    r.add_argument("--version", default="pinned",
+                   help="the target agents' version: pinned (default), newest, or X.Y.Z (sources run pinned)")
     a = ap.parse_args(argv)
+    global TARGET_VERSION
+    TARGET_VERSION = a.version
     src, out = Path(a.src).resolve(), Path(a.out).resolve()
     rows = []
     if a.register:
