@@ -23,6 +23,7 @@ Examples:
   agentlog usage --by month --by model               tokens and cost per month and model
   agentlog tools --by family                         calls, failures and durations per tool family
   agentlog handoff 7acd --to claude-code --write     continue a session of any agent in Claude Code
+  agentlog watch --new | jq .kind                    every event as the agents write it
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
@@ -66,6 +67,9 @@ pub enum Command {
     /// Hand a session of any agent over to Claude Code or Codex: write it where that agent
     /// resumes it, and print the command that does.
     Handoff(HandoffArgs),
+    /// Follow the agents' session files and write new events on standard output as unified
+    /// JSON lines, as the agents write them.
+    Watch(WatchArgs),
     /// Check unified JSONL or interchange files against the published schemas.
     Validate(ValidateArgs),
     /// Print a published schema: JSON Schema, or, for loaders of unified JSONL, Arrow or Spark.
@@ -360,6 +364,46 @@ pub struct HandoffArgs {
     /// Secrets and pseudonyms.
     #[command(flatten)]
     pub redact: super::redact::RedactArgs,
+}
+
+/// Arguments of `agentlog watch`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog watch                                   every agent's sessions, as they are written
+  agentlog watch ~/.codex/sessions --state codex.watch | jq .kind
+  agentlog watch --state s.watch --once            what is new since the last run, then stop")]
+pub struct WatchArgs {
+    /// As for convert; none follows the agents' default places. New files there are picked up.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// Keep what was seen and written in this file, so that a later run starts where this one
+    /// stopped: no event written twice, none missed. Without it, a run starts with every event
+    /// there is.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<std::path::PathBuf>,
+
+    /// How often to look at the files, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    pub interval: u64,
+
+    /// Look once, write what is new, and stop.
+    #[arg(long)]
+    pub once: bool,
+
+    /// Start from now: what the files hold already is taken as written, and only what comes
+    /// after is (without --state, or with a new one).
+    #[arg(long)]
+    pub new: bool,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
 }
 
 /// Arguments of `agentlog drift`.

@@ -19,6 +19,7 @@ mod sum;
 mod table;
 mod tools;
 mod usage;
+mod watch;
 
 use std::io::{self, IsTerminal, Write};
 use std::path::Path;
@@ -98,6 +99,7 @@ fn run_with(args: Args, reporter: &Reporter) -> Exit {
         Command::Tools(args) => tools::run(&args, reporter),
         Command::Drift(args) => drift::run(&args, reporter),
         Command::Handoff(args) => handoff::run(args, reporter),
+        Command::Watch(args) => watch::run(&args, reporter),
         Command::Validate(validate) => run_validate(&validate, reporter),
         Command::Schema { which } => match which {
             SchemaName::Event => print(EVENT_SCHEMA.as_bytes(), reporter),

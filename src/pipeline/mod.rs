@@ -8,6 +8,7 @@ pub mod detect;
 pub mod engine;
 pub mod error;
 mod events;
+pub mod follow;
 pub mod inputs;
 pub mod plan;
 pub mod report;
