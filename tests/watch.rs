@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
@@ -25,6 +25,17 @@ fn round(dir: &Path, state: &Path) -> (Vec<Value>, String) {
 
 fn is_usage(e: &Value) -> bool {
     e["kind"] == "meta" && e["payload"]["meta_type"] == "usage"
+}
+
+/// A temporary folder of Claude Code sessions: the folder, its project, a session file in it
+/// (not written yet), and where the state goes.
+fn workspace() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-work");
+    std::fs::create_dir_all(&project).unwrap();
+    let live = project.join("5e55-1.jsonl");
+    let state = dir.path().join("watch.state");
+    (dir, project, live, state)
 }
 
 /// Waits until files written now count as settled.
@@ -108,11 +119,7 @@ fn in_session(session: &str, response: &str, uuid: &str, parent: &str, text: &st
 
 #[test]
 fn a_response_written_over_several_lines_has_its_final_usage_given_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("projects/-work");
-    std::fs::create_dir_all(&project).unwrap();
-    let live = project.join("5e55-1.jsonl");
-    let state = dir.path().join("watch.state");
+    let (_dir, project, live, state) = workspace();
     let user = serde_json::json!({ "type": "user", "uuid": "u1", "parentUuid": null, "sessionId": "5e55-1",
         "timestamp": "2026-11-27T10:00:00.000Z", "cwd": "/work", "version": "2.1.0", "isSidechain": false,
         "message": { "role": "user", "content": "hello" } });
@@ -137,11 +144,7 @@ fn a_response_written_over_several_lines_has_its_final_usage_given_once() {
 
 #[test]
 fn a_truncated_file_is_reported_and_read_again() {
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("projects/-work");
-    std::fs::create_dir_all(&project).unwrap();
-    let live = project.join("5e55-1.jsonl");
-    let state = dir.path().join("watch.state");
+    let (_dir, project, live, state) = workspace();
     let lines = [assistant("a1", "u0", "one", 5), assistant("a2", "a1", "two", 6)];
     std::fs::write(&live, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
     let (first, _) = round(&project, &state);
