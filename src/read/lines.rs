@@ -415,6 +415,18 @@ fn trim_line_end(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// The lines of a whole document that a line-by-line read would count: those holding anything
+/// but ASCII whitespace (the same test as for JSON Lines, so that a line of a vertical tab
+/// counts alike everywhere).
+pub(crate) fn counted_lines(text: &str) -> u64 {
+    text.lines().filter(|l| !is_blank(l)).count() as u64
+}
+
+/// Whether a line holds only ASCII whitespace.
+pub(crate) fn is_blank(line: &str) -> bool {
+    line.bytes().all(|b| b.is_ascii_whitespace())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -254,7 +254,7 @@ pub(crate) fn read_document(
     if !map(text, &mut emitter)? {
         return Ok(None);
     }
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    let lines = lines::counted_lines(text);
     let mut report = ReadReport { lines, lines_mapped: lines, events: emitter.count(), ..ReadReport::default() };
     report.note_repairs_in_document(name, text);
     Ok(Some(report))

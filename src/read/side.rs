@@ -231,7 +231,7 @@ impl Document {
         Ok(match String::from_utf8(raw) {
             Ok(text) => {
                 let text = text.strip_prefix('\u{feff}').map(str::to_owned).unwrap_or(text);
-                let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+                let lines = crate::read::lines::counted_lines(&text);
                 Ok(Document { text, lines })
             }
             Err(e) => Err(e.into_bytes()),
@@ -255,8 +255,8 @@ impl Document {
 /// counted for each.
 pub(crate) fn unreadable(name: &str, text: &[u8], problem: Problem) -> ReadReport {
     let text = String::from_utf8_lossy(text);
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count().max(1) as u64;
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let lines = crate::read::lines::counted_lines(&text).max(1);
+    let first = text.lines().find(|l| !crate::read::lines::is_blank(l)).unwrap_or_default();
     let mut report = ReadReport { lines, lines_diagnosed: lines, ..ReadReport::default() };
     report.push(|| InputDiagnostic::new(name, 1, first, problem));
     // One diagnostic shown for the document; its other lines are counted with it.

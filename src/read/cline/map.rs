@@ -105,7 +105,7 @@ pub(super) fn invalid(name: &str, text: &str) -> ReadReport {
         Err(e) => Problem::from_json(&e),
         Ok(_) => Problem::not_an_object("a document that is not a JSON object"),
     };
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    let lines = crate::read::lines::counted_lines(text);
     let mut report = ReadReport { lines, lines_diagnosed: lines, ..ReadReport::default() };
     if lines > 0 {
         let first = text.lines().next().unwrap_or_default();

@@ -131,8 +131,7 @@ pub(crate) fn read_export(
         Ok(_) => crate::read::Problem::not_an_object("a document without `info` and `messages`"),
     };
     let line = text.lines().next().unwrap_or_default();
-    let mut report =
-        ReadReport { lines: text.lines().filter(|l| !l.trim().is_empty()).count() as u64, ..ReadReport::default() };
+    let mut report = ReadReport { lines: crate::read::lines::counted_lines(&text), ..ReadReport::default() };
     report.lines_diagnosed = report.lines;
     report.push(|| crate::read::InputDiagnostic::new(name, 1, line, problem));
     Ok(report)
