@@ -89,7 +89,11 @@ impl Format for ClaudeCode {
             calls: HashMap::new(),
             answered: session.answered_calls(Agent::ClaudeCode),
             response: None,
-            time: session.started_at().map(time).unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned()),
+            time: session
+                .started_at()
+                .as_ref()
+                .map(crate::model::time::format)
+                .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_owned()),
             bytes: Vec::new(),
             counts: Carried::default(),
         };
@@ -124,10 +128,6 @@ fn common(id: &str, cwd: &str, session: &Session, same: bool) -> Map<String, Val
         line.insert("gitBranch".into(), branch.into());
     }
     line
-}
-
-fn time(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// How a call of the source was written.
@@ -165,7 +165,7 @@ struct Lines {
 impl Lines {
     fn event(&mut self, e: &Event, from: Agent) -> Result<(), WriteError> {
         if let Some(t) = e.timestamp {
-            self.time = time(t);
+            self.time = crate::model::time::format(&t);
         }
         match &e.payload {
             Payload::Message(m) if m.role == Role::Assistant => {
@@ -226,10 +226,7 @@ impl Lines {
         self.counts.tool_calls += 1;
         let id = match &call.call_id {
             Some(id) if self.same || valid_tool_id(id) => id.clone(),
-            _ => format!(
-                "toolu_{}",
-                &crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, e.id.as_bytes()).simple().to_string()[..24]
-            ),
+            _ => format!("toolu_{}", native::short_hash(&e.id)),
         };
         if let Some(source) = &call.call_id {
             self.calls.insert(source.clone(), Written::Tool(id.clone()));
@@ -274,10 +271,7 @@ impl Lines {
             _ => {
                 let id = match &response {
                     Some(r) => r.clone(),
-                    None => {
-                        let hash = crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, e.id.as_bytes());
-                        format!("msg_{}", &hash.simple().to_string()[..24])
-                    }
+                    None => format!("msg_{}", native::short_hash(&e.id)),
                 };
                 self.response = Some((response, id.clone()));
                 id

@@ -76,7 +76,7 @@ impl Format for Codex {
         let mut rollout = Rollout {
             answered: session.answered_calls(Agent::Codex),
             same: session.agent == Agent::Codex,
-            time: time(started),
+            time: crate::model::time::format(&started),
             calls: HashMap::new(),
             bytes: Vec::new(),
             counts: Carried::default(),
@@ -93,10 +93,6 @@ impl Format for Codex {
             .join(format!("rollout-{}-{id}.jsonl", started.format("%Y-%m-%dT%H-%M-%S")));
         Ok(Some(Rendered { path, id, bytes: rollout.bytes, counts: rollout.counts }))
     }
-}
-
-fn time(t: chrono::DateTime<chrono::Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// How a call of the source was written.
@@ -162,7 +158,7 @@ impl Rollout {
 
     fn event(&mut self, e: &Event, from: Agent) {
         if let Some(t) = e.timestamp {
-            self.time = time(t);
+            self.time = crate::model::time::format(&t);
         }
         match &e.payload {
             Payload::Message(m) => {
@@ -193,8 +189,7 @@ impl Rollout {
                 }
             }
             Payload::Reasoning(r) => {
-                let encrypted = self.kept(e, "encrypted_content");
-                if self.same && (encrypted.is_some() || r.raw_text.is_none()) {
+                if self.same && (r.encrypted || r.raw_text.is_none()) {
                     self.counts.reasoning += 1;
                     let summary: Vec<Value> = if r.text.is_empty() {
                         Vec::new()
@@ -230,7 +225,7 @@ impl Rollout {
     }
 
     fn call(&mut self, e: &Event, call: &ToolCall, from: Agent) {
-        let call_id = call.call_id.clone().unwrap_or_else(|| format!("call_{}", short_hash(&e.id)));
+        let call_id = call.call_id.clone().unwrap_or_else(|| format!("call_{}", native::short_hash(&e.id)));
         let item = if self.same {
             let kind = e.source.record_type.as_deref().and_then(|r| r.rsplit('/').next()).unwrap_or("function_call");
             match kind {
@@ -282,20 +277,14 @@ impl Rollout {
         self.item(e, item);
     }
 
-    /// A field of a Codex item that the events keep in `extra`, for an item of the same agent.
-    fn kept(&self, e: &Event, key: &str) -> Option<Value> {
-        if !self.same {
-            return None;
-        }
-        e.extra.as_ref()?.to_value().get(key).cloned()
-    }
-
     /// A `response_item` line; an item of a Codex session gets back its id, status and
-    /// encrypted content.
+    /// encrypted content, which the events keep in `extra`.
     fn item(&mut self, e: &Event, mut item: Value) {
-        for key in ["id", "status", "encrypted_content"] {
-            if let Some(value) = self.kept(e, key) {
-                item[key] = value;
+        if let Some(Value::Object(mut extra)) = e.extra.as_ref().filter(|_| self.same).map(|x| x.to_value()) {
+            for key in ["id", "status", "encrypted_content"] {
+                if let Some(value) = extra.remove(key) {
+                    item[key] = value;
+                }
             }
         }
         self.line("response_item", item);
@@ -306,10 +295,6 @@ impl Rollout {
         serde_json::to_writer(&mut self.bytes, &line).expect("a JSON value serialises");
         self.bytes.push(b'\n');
     }
-}
-
-fn short_hash(text: &str) -> String {
-    crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, text.as_bytes()).simple().to_string()[..24].to_owned()
 }
 
 /// A call's input as the JSON text of its arguments.

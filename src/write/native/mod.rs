@@ -198,6 +198,13 @@ pub fn new_id(target: Agent, agent: Agent, id: &str) -> uuid::Uuid {
     crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes())
 }
 
+/// 24 hexadecimal digits derived from `text`: the same text, the same digits. For ids a
+/// format needs where the source has none (`msg_…`, `toolu_…`, `call_…`).
+pub fn short_hash(text: &str) -> String {
+    let hash = crate::model::uuid_v5(&uuid::Uuid::NAMESPACE_OID, text.as_bytes()).simple().to_string();
+    hash[..24].to_owned()
+}
+
 /// A folder under the user's home for an agent's files: `$<variable>`, else `~/<folder>`.
 pub fn agent_home(env: &dyn Fn(&str) -> Option<std::ffi::OsString>, variable: &str, folder: &str) -> Option<PathBuf> {
     match env(variable).filter(|v| !v.is_empty()) {

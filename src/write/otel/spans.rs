@@ -105,19 +105,9 @@ fn provider(agent: Agent) -> &'static str {
         // Copilot serves several providers' models through GitHub; the convention has no name
         // for it, and a custom value is allowed.
         Agent::CopilotCli => "github_copilot",
-        // These agents call whatever provider the user configured, and their logs name it by the
-        // user's own provider id: the agent stands in, as a custom value.
-        Agent::OpenCode => "opencode",
-        Agent::Kilo => "kilo",
-        Agent::Crush => "crush",
-        Agent::Pi => "pi",
-        Agent::QwenCode => "qwen-code",
-        Agent::Cline => "cline",
-        Agent::Aider => "aider",
-        Agent::OpenHands => "openhands",
-        Agent::FactoryDroid => "factory-droid",
-        Agent::Cursor => "cursor",
-        Agent::Kiro => "kiro",
+        // The others call whatever provider the user configured, and their logs name it by the
+        // user's own provider id: the agent's name stands in, as a custom value.
+        other => other.as_str(),
     }
 }
 
