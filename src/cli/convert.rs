@@ -346,7 +346,7 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
 /// (`agentlog convert … | head`) is not an error; options that do not fit the format are a
 /// usage error; events that break the published schema, like the rest, leave the output
 /// unwritten.
-fn write_failed(e: WriteError, output: &Option<PathBuf>, reporter: &Reporter) -> Exit {
+pub(super) fn write_failed(e: WriteError, output: &Option<PathBuf>, reporter: &Reporter) -> Exit {
     match e {
         WriteError::Io(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
         WriteError::Io(e) => {

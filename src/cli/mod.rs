@@ -13,6 +13,7 @@ mod guard;
 mod handoff;
 mod incremental;
 mod ls;
+mod otlp;
 mod redact;
 mod report;
 mod sum;
@@ -66,16 +67,27 @@ pub fn main_from(arguments: impl IntoIterator<Item = std::ffi::OsString>) -> Exi
     std::panic::catch_unwind(|| run(args)).unwrap_or(Exit::Internal)
 }
 
+/// Whether a command that ends cleanly on a signal runs (`watch`): the first SIGINT, SIGTERM or
+/// SIGHUP then only sets [`STOP`], for it to see; a second one ends the process at once.
+static GRACEFUL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Set by the first signal while [`GRACEFUL`].
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// On SIGINT (Ctrl-C), SIGTERM or SIGHUP, removes the run's temporary files and exits with the
 /// shell's status for a command ended by that signal, 128 + its number: 130 for SIGINT, 143 for
-/// SIGTERM. Installed once per process, however often the command line runs in it.
+/// SIGTERM; a command that ends cleanly on a signal is asked to, first ([`GRACEFUL`]).
+/// Installed once per process, however often the command line runs in it.
 fn remove_temporary_files_on_signals() {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else { return };
         let _ = std::thread::Builder::new().name("agentlog-signals".into()).spawn(move || {
-            if let Some(signal) = signals.forever().next() {
+            use std::sync::atomic::Ordering;
+            for signal in signals.forever() {
+                if GRACEFUL.load(Ordering::SeqCst) && !STOP.swap(true, Ordering::SeqCst) {
+                    continue;
+                }
                 crate::write::remove_temporary_files();
                 std::process::exit(128 + signal);
             }
@@ -312,6 +324,17 @@ fn run_id(inputs: &[InputSpec], shard: Option<(u32, u32)>) -> String {
 /// The output format: as given, else from the output file's extension (a directory or a file
 /// without one gets unified JSONL); an extension no format owns is a usage error.
 fn output_format(args: &ConvertArgs) -> Result<String, CliError> {
+    if args.otlp.otlp_endpoint.is_some() {
+        return match (&args.to, &args.output) {
+            (Some(to), _) if to != "otel" => Err(CliError::Usage {
+                message: format!("--otlp-endpoint sends OpenTelemetry traces: it does not go with --to {to}"),
+            }),
+            (_, Some(_)) => Err(CliError::Usage {
+                message: "--otlp-endpoint sends the traces instead of writing them: it does not go with -o".into(),
+            }),
+            _ => Ok("otel".into()),
+        };
+    }
     if let Some(to) = &args.to {
         return Ok(to.clone());
     }
@@ -414,7 +437,14 @@ fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
         reporter.error(&CliError::Usage { message });
         return Exit::Usage;
     }
-    if args.output.is_none() && io::stdout().is_terminal() {
+    let otlp = match otlp::endpoint(&args.otlp, None, false) {
+        Ok(endpoint) => endpoint,
+        Err(e) => {
+            reporter.error(&e);
+            return Exit::Usage;
+        }
+    };
+    if args.output.is_none() && otlp.is_none() && io::stdout().is_terminal() {
         if writer.binary() {
             reporter.error(&refused_on_terminal(
                 &format!("{} bytes", writer.name()),
@@ -449,6 +479,8 @@ fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
         threads: jobs,
         transcript,
         otel_content: args.otel_content,
+        listing: None,
+        otlp: None,
         native: write::native::NativeOptions { redaction: args.redact.describe(), ..Default::default() },
     };
     if args.incremental && incremental::directory(&args.output).is_none() {
@@ -471,6 +503,17 @@ fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
         Ok(redaction) => redaction,
         Err(exit) => return exit,
     };
+    let mut options = options;
+    if let Some(endpoint) = otlp {
+        match otlp::start(endpoint, reporter.quiet()) {
+            Ok(exporter) => options.otlp = Some(exporter),
+            Err(e) => {
+                reporter.error(&e);
+                return Exit::Output;
+            }
+        }
+    }
+    let exporter = options.otlp.clone();
     let plan = convert::Plan {
         inputs,
         reader,
@@ -484,6 +527,10 @@ fn run_convert(mut args: ConvertArgs, reporter: &Reporter) -> Exit {
         incremental: args.incremental,
         filter,
     };
-    let exit = convert::run(&plan, redaction, reporter);
+    let mut exit = convert::run(&plan, redaction, reporter);
+    if let Some(exporter) = exporter {
+        // The endpoint is given as long as it keeps failing for less than --otlp-retry-for.
+        exit = exit.max(otlp::finish(&exporter, std::time::Duration::MAX, None, reporter));
+    }
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

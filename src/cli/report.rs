@@ -74,6 +74,11 @@ impl Reporter {
         }
     }
 
+    /// Whether warnings and summaries are kept off stderr.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// Prints a line of information, unless quiet.
     pub fn info(&self, text: &str) {
         if !self.quiet {

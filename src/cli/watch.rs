@@ -1,89 +1,377 @@
-//! `agentlog watch`: follow the agents' session files and write their new events on standard
-//! output as unified JSON lines, as the agents write them ([`crate::pipeline::follow`]).
+//! `agentlog watch`: follow the agents' session files and write their new events as the agents
+//! write them ([`crate::pipeline::follow`]): as unified JSON lines on standard output, as a file
+//! per session in a directory kept current (`-o DIR/`), or as spans sent to an OTLP endpoint
+//! (`--otlp-endpoint`).
+//!
+//! It looks again when the file system says a file under its inputs changed (the `notify`
+//! crate), and every `--interval` besides where it cannot tell (`--poll`, or no notifications).
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, Write};
-use std::path::Path;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
-use crate::pipeline::follow::{Follower, Note, State};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Agent, Event};
+use crate::pipeline::InputSpec;
+use crate::pipeline::follow::{Follower, Given, Note, State};
 use crate::stats::filter::Filter;
-use crate::write::AtomicFile;
+use crate::write::otel::live::{Live, Sent};
+use crate::write::otel::otlp::Exporter;
+use crate::write::{self, AtomicFile, Target, Writer};
 
 use super::args::WatchArgs;
 use super::error::CliError;
 use super::exit::Exit;
 use super::report::Reporter;
 
+/// The formats `-o DIR/` keeps: those that write a file per session.
+const SESSION_FORMATS: &[&str] = &["unified", "jsonl", "markdown", "html", "atif", "interchange"];
+
+/// With notifications, a look at everything this often all the same: new folders the
+/// notifications do not cover yet (a new project, a new day), and a file system that drops them.
+const RESCAN: Duration = Duration::from_secs(10);
+
+/// What `--state` keeps: what the follower has seen and given, and the spans sent.
+#[derive(Debug, Default, Deserialize)]
+struct Saved {
+    #[serde(flatten)]
+    follow: State,
+    #[serde(default)]
+    spans_sent: Sent,
+}
+
+/// Where the events go.
+struct Outputs {
+    /// Unified JSON lines on standard output, unless another output is chosen.
+    stdout: bool,
+    /// `-o DIR/`: the writer and the directory.
+    dir: Option<(&'static dyn Writer, PathBuf, write::Options)>,
+    /// `--otlp-endpoint`.
+    live: Option<(Live, Arc<Exporter>)>,
+}
+
+impl Outputs {
+    /// Whether outputs take whole sessions when they change.
+    fn sessions(&self) -> bool {
+        self.dir.is_some() || self.live.is_some()
+    }
+}
+
 /// Runs `agentlog watch`: rounds until interrupted (or one with `--once`).
 pub fn run(args: &WatchArgs, reporter: &Reporter) -> Exit {
-    let reader = super::reader_named(&args.from);
-    let settings =
-        super::convert::settings(super::jobs(args.jobs), crate::read::DEFAULT_MAX_LINE_BYTES, Filter::default(), None);
-    let state = match &args.state {
-        Some(path) => match load(path) {
-            Ok(state) => state,
-            Err(message) => {
-                reporter.error(&CliError::Usage { message });
-                return Exit::Usage;
+    match Watch::new(args, reporter) {
+        Ok(watch) => watch.run(),
+        Err(exit) => exit,
+    }
+}
+
+struct Watch<'a> {
+    args: &'a WatchArgs,
+    reporter: &'a Reporter,
+    reader: Option<&'static dyn crate::read::Reader>,
+    settings: crate::read::Settings,
+    spans_sent: Option<Sent>,
+    follow: Option<State>,
+    outputs: Outputs,
+    spool: Option<PathBuf>,
+}
+
+impl<'a> Watch<'a> {
+    fn new(args: &'a WatchArgs, reporter: &'a Reporter) -> Result<Self, Exit> {
+        let usage = |message: String| {
+            reporter.error(&CliError::Usage { message });
+            Exit::Usage
+        };
+        let reader = super::reader_named(&args.from);
+        let settings = super::convert::settings(
+            super::jobs(args.jobs),
+            crate::read::DEFAULT_MAX_LINE_BYTES,
+            Filter::default(),
+            None,
+        );
+        let saved = match &args.state {
+            Some(path) => load(path).map_err(usage)?,
+            None => Saved::default(),
+        };
+        let dir = match &args.output {
+            None => None,
+            Some(dir) if !write::is_directory_target(dir) => {
+                return Err(usage(format!(
+                    "-o {}: watch keeps a file per session: name a directory (DIR/)",
+                    dir.display()
+                )));
             }
-        },
-        None => State::default(),
-    };
-    let mut follower = Follower::new(state, reader, &settings);
-    let interval = Duration::from_millis(args.interval.max(10));
-    let mut stdout = io::stdout().lock();
-    let mut buf = Vec::new();
-    // With --new, a first round takes in what is there without writing it.
-    let mut discard = args.new;
-    loop {
-        let (inputs, errors) = super::resolve_inputs(&args.inputs, reader);
-        if !errors.is_empty() {
-            // An input named on the command line that is not there: nothing to follow.
-            errors.iter().for_each(|e| reporter.error(e));
-            return Exit::Input;
+            Some(dir) => {
+                let writer = write::writer(&args.to)
+                    .filter(|w| SESSION_FORMATS.contains(&w.name()))
+                    .ok_or_else(|| usage(format!("--to {}: -o DIR/ takes {}", args.to, SESSION_FORMATS.join(", "))))?;
+                let options = write::Options {
+                    threads: 1,
+                    listing: Some(write::transcript::Listing::default()),
+                    ..write::Options::default()
+                };
+                Some((writer, dir.clone(), options))
+            }
+        };
+        let spool = args.otlp_spool.clone().or_else(|| args.state.as_ref().map(|s| s.with_extension("otlp")));
+        let live = match super::otlp::endpoint(&args.otlp, spool.clone(), true).map_err(|e| {
+            reporter.error(&e);
+            Exit::Usage
+        })? {
+            None => None,
+            Some(endpoint) => {
+                let exporter = super::otlp::start(endpoint, reporter.quiet()).map_err(|e| {
+                    reporter.error(&e);
+                    Exit::Output
+                })?;
+                let quiet = Duration::from_secs(args.session_quiet);
+                let live = Live::new(Arc::clone(&exporter), args.otel_content, quiet, saved.spans_sent.clone());
+                Some((live, exporter))
+            }
+        };
+        let outputs = Outputs { stdout: dir.is_none() && live.is_none(), dir, live };
+        Ok(Watch {
+            args,
+            reporter,
+            reader,
+            settings,
+            spans_sent: Some(saved.spans_sent),
+            follow: Some(saved.follow),
+            outputs,
+            spool,
+        })
+    }
+
+    fn run(mut self) -> Exit {
+        super::GRACEFUL.store(true, Ordering::SeqCst);
+        let exit = self.follow();
+        if let Some((live, exporter)) = &mut self.outputs.live {
+            let closed = live.close();
+            // What the endpoint has not taken within a few seconds waits in the spool.
+            let finished = super::otlp::finish(exporter, Duration::from_secs(5), self.spool.as_ref(), self.reporter);
+            if let Err(e) = closed {
+                self.reporter.error(&CliError::output(&self.spool, e));
+                return exit.max(Exit::Output);
+            }
+            return exit.max(finished);
         }
-        let notes = if std::mem::take(&mut discard) {
-            // What the files held before is not written, nor are its problems reported.
-            follower.catch_up(&inputs).map(|_| Vec::new())
-        } else {
-            follower.round(&inputs, &mut |e| {
-                crate::write::encode::event(&e, &mut buf);
-                Ok(())
-            })
-        };
-        let notes = match notes {
-            Ok(notes) => notes,
-            Err(e) => {
-                reporter.error(&CliError::output(&None, e));
-                return Exit::Output;
+        exit
+    }
+
+    fn follow(&mut self) -> Exit {
+        let args = self.args;
+        let settings = std::mem::take(&mut self.settings);
+        let mut follower = Follower::new(self.follow.take().unwrap_or_default(), self.reader, &settings);
+        let interval = Duration::from_millis(args.interval.max(10));
+        let (wake, woken) = mpsc::channel();
+        let mut watcher = if args.poll { None } else { notifications(wake) };
+        let mut watched = HashSet::new();
+        let mut stdout = io::stdout().lock();
+        let mut buf = Vec::new();
+        // With --new, a first round takes in what is there without writing it.
+        let mut discard = args.new;
+        let mut last_scan;
+        loop {
+            let (inputs, errors) = super::resolve_inputs(&args.inputs, self.reader);
+            if !errors.is_empty() {
+                // An input named on the command line that is not there: nothing to follow.
+                errors.iter().for_each(|e| self.reporter.error(e));
+                return Exit::Input;
             }
-        };
-        if !buf.is_empty() {
-            match stdout.write_all(&buf).and_then(|()| stdout.flush()) {
-                Ok(()) => buf.clear(),
-                // The reader of the pipe went away: nothing more to follow for.
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Success,
+            last_scan = Instant::now();
+            if let Some(watcher) = &mut watcher {
+                watch_more(watcher.as_mut(), &args.inputs, &inputs, &mut watched);
+            }
+            let mut sessions: BTreeMap<(Agent, String), (Vec<Event>, bool)> = BTreeMap::new();
+            let keep_sessions = self.outputs.sessions();
+            let stdout_on = self.outputs.stdout;
+            let notes = if std::mem::take(&mut discard) {
+                // What the files held before is not written, nor are its problems reported.
+                follower.catch_up(&inputs).map(|_| Vec::new())
+            } else {
+                follower.round_all(&inputs, &mut |e, given| {
+                    if given == Given::New && stdout_on {
+                        crate::write::encode::event(&e, &mut buf);
+                    }
+                    if keep_sessions && given != Given::Held {
+                        let entry = sessions.entry((e.agent, e.session_id.clone())).or_default();
+                        entry.1 |= given == Given::New;
+                        entry.0.push(e);
+                    }
+                    Ok(())
+                })
+            };
+            let notes = match notes {
+                Ok(notes) => notes,
                 Err(e) => {
-                    reporter.error(&CliError::output(&None, e));
+                    self.reporter.error(&CliError::output(&None, e));
                     return Exit::Output;
+                }
+            };
+            if !buf.is_empty() {
+                match stdout.write_all(&buf).and_then(|()| stdout.flush()) {
+                    Ok(()) => buf.clear(),
+                    // The reader of the pipe went away: nothing more to follow for.
+                    Err(e) if e.kind() == io::ErrorKind::BrokenPipe => return Exit::Success,
+                    Err(e) => {
+                        self.reporter.error(&CliError::output(&None, e));
+                        return Exit::Output;
+                    }
+                }
+            }
+            sessions.retain(|_, (_, new)| *new);
+            if let Err(exit) = self.sessions(&sessions) {
+                return exit;
+            }
+            for note in notes {
+                report(&note, self.reporter);
+            }
+            if let Err(exit) = self.save(&mut follower) {
+                return exit;
+            }
+            if args.once || super::STOP.load(Ordering::SeqCst) {
+                return Exit::Success;
+            }
+            // Wait for a change, or for the interval where changes cannot be told.
+            let started = Instant::now();
+            loop {
+                let due = match &watcher {
+                    None => true,
+                    Some(_) => follower.holding() || self.outputs.live.is_some() || last_scan.elapsed() >= RESCAN,
+                };
+                let timeout = if due { interval.saturating_sub(started.elapsed()) } else { interval };
+                match woken.recv_timeout(timeout) {
+                    Ok(()) => {
+                        // Let a burst of writes end before looking.
+                        std::thread::sleep(Duration::from_millis(20));
+                        while woken.try_recv().is_ok() {}
+                        break;
+                    }
+                    Err(mpsc::RecvTimeoutError::Timeout) if due => break,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
+                        // Notifications stopped: poll from now on.
+                        watcher = None;
+                        std::thread::sleep(timeout);
+                        break;
+                    }
+                }
+                if super::STOP.load(Ordering::SeqCst) {
+                    break;
                 }
             }
         }
-        for note in notes {
-            report(&note, reporter);
-        }
-        if let Some(path) = &args.state
-            && follower.take_changed()
-            && let Err(e) = save(path, follower.state())
-        {
-            reporter.error(&CliError::output(&Some(path.clone()), e));
-            return Exit::Output;
-        }
-        if args.once {
-            return Exit::Success;
-        }
-        std::thread::sleep(interval);
     }
+
+    /// Writes the sessions that changed to the directory and the endpoint.
+    fn sessions(&mut self, sessions: &BTreeMap<(Agent, String), (Vec<Event>, bool)>) -> Result<(), Exit> {
+        let now = Instant::now();
+        if let Some((writer, dir, options)) = &self.outputs.dir
+            && !sessions.is_empty()
+        {
+            let output = Some(dir.clone());
+            let mut sink = writer
+                .open(Target::Path(dir.clone()), options)
+                .map_err(|e| super::convert::write_failed(e, &output, self.reporter))?;
+            let written = sessions.values().try_for_each(|(events, _)| {
+                events.iter().try_for_each(|e| sink.event(e))?;
+                sink.end_group()
+            });
+            if let Err(e) = written.and_then(|()| sink.finish()) {
+                self.reporter.error(&CliError::output(&Some(dir.clone()), e));
+                return Err(Exit::Output);
+            }
+        }
+        if let Some((live, _)) = &mut self.outputs.live {
+            let sent =
+                sessions.values().try_for_each(|(events, _)| live.session(events, now)).and_then(|()| live.tick(now));
+            if let Err(e) = sent {
+                self.reporter.error(&CliError::output(&self.spool, e));
+                return Err(Exit::Output);
+            }
+        }
+        Ok(())
+    }
+
+    /// Saves the state, when there is a state file and something changed.
+    fn save(&mut self, follower: &mut Follower) -> Result<(), Exit> {
+        let Some(path) = &self.args.state else { return Ok(()) };
+        let sent_changed = self.outputs.live.as_mut().is_some_and(|(live, _)| live.take_changed());
+        if !(follower.take_changed() | sent_changed) {
+            return Ok(());
+        }
+        if let Some((live, _)) = &self.outputs.live {
+            self.spans_sent = Some(live.sent().clone());
+        }
+        let saved = SavedRef { follow: follower.state(), spans_sent: self.spans_sent.as_ref() };
+        save(path, &saved).map_err(|e| {
+            self.reporter.error(&CliError::output(&Some(path.clone()), e));
+            Exit::Output
+        })
+    }
+}
+
+/// [`Saved`], borrowed, to be written.
+#[derive(Serialize)]
+struct SavedRef<'s> {
+    #[serde(flatten)]
+    follow: &'s State,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spans_sent: Option<&'s Sent>,
+}
+
+/// A watcher whose notifications wake `wake`; `None` where the system has none.
+fn notifications(wake: mpsc::Sender<()>) -> Option<Box<dyn notify::Watcher>> {
+    let handler = move |event: notify::Result<notify::Event>| {
+        if event.is_ok_and(|e| !e.kind.is_access()) {
+            let _ = wake.send(());
+        }
+    };
+    notify::recommended_watcher(handler).ok().map(|w| Box::new(w) as Box<dyn notify::Watcher>)
+}
+
+/// Adds what is not watched yet: the folders named as inputs, whole; the folders of the files
+/// followed and their parents, for a new session beside them or a new folder of sessions.
+fn watch_more(
+    watcher: &mut dyn notify::Watcher,
+    args: &[String],
+    inputs: &[InputSpec],
+    watched: &mut HashSet<PathBuf>,
+) {
+    let mut wanted: BTreeSet<(PathBuf, bool)> = BTreeSet::new();
+    for arg in args {
+        let path = Path::new(arg);
+        if path.is_dir() {
+            wanted.insert((path.to_owned(), true));
+        }
+    }
+    for spec in inputs {
+        let InputSpec::File(name) = spec else { continue };
+        let mut dir = Path::new(name).parent();
+        for _ in 0..2 {
+            let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) else { break };
+            wanted.insert((d.to_owned(), false));
+            dir = d.parent();
+        }
+    }
+    for (path, recursive) in wanted {
+        if watched.contains(&path) || watched.iter().any(|w| path.starts_with(w) && w != &path && is_recursive(w, args))
+        {
+            continue;
+        }
+        let mode = if recursive { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
+        if watcher.watch(&path, mode).is_ok() {
+            watched.insert(path);
+        }
+    }
+}
+
+fn is_recursive(path: &Path, args: &[String]) -> bool {
+    args.iter().any(|a| Path::new(a) == path)
 }
 
 fn report(note: &Note, reporter: &Reporter) {
@@ -101,17 +389,17 @@ fn report(note: &Note, reporter: &Reporter) {
 }
 
 /// The state saved by an earlier run; a new one when the file does not exist.
-fn load(path: &Path) -> Result<State, String> {
+fn load(path: &Path) -> Result<Saved, String> {
     match std::fs::read(path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
             .map_err(|e| format!("--state {}: not a state agentlog watch saved ({e})", path.display())),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(State::default()),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Saved::default()),
         Err(e) => Err(format!("--state {}: {e}", path.display())),
     }
 }
 
 /// Saves the state under a temporary name first, so that an interrupted save leaves the last one.
-fn save(path: &Path, state: &State) -> io::Result<()> {
+fn save(path: &Path, state: &SavedRef) -> io::Result<()> {
     let mut file = AtomicFile::create(path)?;
     serde_json::to_writer(&mut file, state)?;
     file.write_all(b"\n")?;

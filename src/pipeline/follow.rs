@@ -80,6 +80,17 @@ pub enum Note {
     Unreadable(InputError),
 }
 
+/// How an event read in a round stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Given {
+    /// Not given before: new.
+    New,
+    /// Given in an earlier round; read again with its file.
+    Before,
+    /// A response's usage held back until the session settles (see [`SETTLE`]).
+    Held,
+}
+
 /// Follows inputs round by round.
 pub struct Follower<'a> {
     state: State,
@@ -103,6 +114,12 @@ impl<'a> Follower<'a> {
         std::mem::take(&mut self.changed)
     }
 
+    /// Whether the usage of a response is held back until its session settles: another round is
+    /// due even if no file changes.
+    pub fn holding(&self) -> bool {
+        !self.state.holding.is_empty()
+    }
+
     /// What has been seen and given so far.
     pub fn state(&self) -> &State {
         &self.state
@@ -118,6 +135,19 @@ impl<'a> Follower<'a> {
         inputs: &[InputSpec],
         out: &mut dyn FnMut(Event) -> io::Result<()>,
     ) -> io::Result<Vec<Note>> {
+        self.look(inputs, &mut |e, given| if given == Given::New { out(e) } else { Ok(()) }, false)
+    }
+
+    /// A round that gives every event of the files it reads again, each with how it stands:
+    /// for outputs that write whole sessions again when they change.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub fn round_all(
+        &mut self,
+        inputs: &[InputSpec],
+        out: &mut dyn FnMut(Event, Given) -> io::Result<()>,
+    ) -> io::Result<Vec<Note>> {
         self.look(inputs, out, false)
     }
 
@@ -127,13 +157,13 @@ impl<'a> Follower<'a> {
     /// # Errors
     /// When reading fails.
     pub fn catch_up(&mut self, inputs: &[InputSpec]) -> io::Result<Vec<Note>> {
-        self.look(inputs, &mut |_| Ok(()), true)
+        self.look(inputs, &mut |_, _| Ok(()), true)
     }
 
     fn look(
         &mut self,
         inputs: &[InputSpec],
-        out: &mut dyn FnMut(Event) -> io::Result<()>,
+        out: &mut dyn FnMut(Event, Given) -> io::Result<()>,
         all_settled: bool,
     ) -> io::Result<Vec<Note>> {
         let mut notes = Vec::new();
@@ -261,7 +291,7 @@ fn key(id: &str) -> u64 {
 struct Giving<'o> {
     given: &'o mut BTreeSet<u64>,
     generations: &'o BTreeMap<String, u32>,
-    out: &'o mut dyn FnMut(Event) -> io::Result<()>,
+    out: &'o mut dyn FnMut(Event, Given) -> io::Result<()>,
     outcomes: Vec<Outcome>,
     /// The inputs of groups whose files have not settled.
     unsettled: &'o HashSet<String>,
@@ -286,24 +316,27 @@ impl Destination for Giving<'_> {
         let usage = matches!(&event.payload, Payload::Meta(m) if m.meta_type == MetaType::Usage);
         let generation = self.generations.get(&event.source.file).copied().unwrap_or(0);
         let by_id = key(&format!("{generation}/{}", event.id));
+        let fresh = |new: bool| if new { Given::New } else { Given::Before };
         let Some(response) = event.response_id.as_deref() else {
-            return if self.given.insert(by_id) { (self.out)(event) } else { Ok(()) };
+            let given = fresh(self.given.insert(by_id));
+            return (self.out)(event, given);
         };
         let session = (event.agent, event.session_id.clone());
         if !usage {
             self.last_response.insert(session, response.to_owned());
-            return if self.given.insert(by_id) { (self.out)(event) } else { Ok(()) };
+            let given = fresh(self.given.insert(by_id));
+            return (self.out)(event, given);
         }
         let by_response = key(&format!("{generation}/usage/{}/{}/{response}", event.agent.as_str(), event.session_id));
         if self.given.contains(&by_response) {
-            return Ok(());
+            return (self.out)(event, Given::Before);
         }
         if !self.settled && self.last_response.get(&session).is_some_and(|last| last == response) {
             self.holding.insert(self.current.clone());
-            return Ok(());
+            return (self.out)(event, Given::Held);
         }
         self.given.insert(by_response);
-        (self.out)(event)
+        (self.out)(event, Given::New)
     }
 
     fn end(&mut self, outcome: Outcome) -> io::Result<()> {

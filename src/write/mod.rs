@@ -112,6 +112,11 @@ pub struct Options {
     pub transcript: TranscriptOptions,
     /// Whether OpenTelemetry spans carry message content (`--otel-content`).
     pub otel_content: bool,
+    /// The sessions listed by earlier runs into the same directory of transcripts, for an index
+    /// of them all (`agentlog watch -o DIR/`).
+    pub listing: Option<transcript::Listing>,
+    /// Where OpenTelemetry traces are sent in place of being written (`--otlp-endpoint`).
+    pub otlp: Option<std::sync::Arc<otel::otlp::Exporter>>,
     /// What the writers of agents' own formats (`claude-code`, `codex`) take.
     pub native: native::NativeOptions,
 }

@@ -2,7 +2,8 @@
 """Parses OTLP/JSON trace files (one ExportTraceServiceRequest per line) with the official
 protobuf definitions (the opentelemetry-proto package), refusing unknown fields, and checks
 what protobuf's JSON mapping cannot: trace and span ids are hex as OTLP/JSON requires (32 and
-16 lowercase hex digits), every parent span is in the same trace, and every span of a line
+16 lowercase hex digits), no span is written twice, every parent span is in the same trace (a
+session read in several parts may have its spans in several lines), and every span of a line
 shares its trace.
 
 usage: otel_check.py FILE...   prints "N requests, M spans: C chat, T execute_tool, A invoke_agent"
@@ -16,6 +17,8 @@ from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 requests = spans = 0
+ids = {}  # trace id -> span ids
+parents = []  # (where, trace id, parent span id)
 operations = {"chat": 0, "execute_tool": 0, "invoke_agent": 0}
 for path in sys.argv[1:]:
     with open(path, encoding="utf-8") as f:
@@ -26,9 +29,7 @@ for path in sys.argv[1:]:
             except json_format.ParseError as e:
                 sys.exit(f"{where}: not an ExportTraceServiceRequest: {e}")
             request = json.loads(line)
-            ids = set()
             traces = set()
-            parents = []
             for resource in request["resourceSpans"]:
                 for scope in resource["scopeSpans"]:
                     for span in scope["spans"]:
@@ -36,12 +37,13 @@ for path in sys.argv[1:]:
                             sys.exit(f"{where}: trace id {span['traceId']!r} is not 32 hex digits")
                         if not re.fullmatch(r"[0-9a-f]{16}", span["spanId"]):
                             sys.exit(f"{where}: span id {span['spanId']!r} is not 16 hex digits")
-                        if span["spanId"] in ids:
+                        trace = ids.setdefault(span["traceId"], set())
+                        if span["spanId"] in trace:
                             sys.exit(f"{where}: span id {span['spanId']} twice")
-                        ids.add(span["spanId"])
+                        trace.add(span["spanId"])
                         traces.add(span["traceId"])
                         if "parentSpanId" in span:
-                            parents.append(span["parentSpanId"])
+                            parents.append((where, span["traceId"], span["parentSpanId"]))
                         if int(span["startTimeUnixNano"]) > int(span["endTimeUnixNano"]):
                             sys.exit(f"{where}: span {span['spanId']} ends before it starts")
                         attributes = {a["key"]: a["value"] for a in span["attributes"]}
@@ -50,11 +52,11 @@ for path in sys.argv[1:]:
                         spans += 1
             if len(traces) != 1:
                 sys.exit(f"{where}: {len(traces)} traces in one session's request")
-            missing = [p for p in parents if p not in ids]
-            if missing:
-                sys.exit(f"{where}: parent spans {missing} are not in the trace")
             requests += 1
 if requests == 0:
     sys.exit("no requests")
+for where, trace, parent in parents:
+    if parent not in ids[trace]:
+        sys.exit(f"{where}: parent span {parent} is not in the trace")
 print(f"{requests} requests, {spans} spans: {operations['chat']} chat, {operations['execute_tool']} execute_tool, "
       f"{operations['invoke_agent']} invoke_agent")

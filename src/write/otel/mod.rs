@@ -9,7 +9,12 @@
 //! times are the log's. Trace and span ids are derived from the session and event ids, so a
 //! second export of the same logs gives the same ids. Message content is recorded only with
 //! `--otel-content`, as the conventions ask.
+//!
+//! With an endpoint ([`Options::otlp`]) the requests are sent there ([`otlp`]) in place of
+//! being written; [`live`] sends the spans of sessions still being written.
 
+pub mod live;
+pub mod otlp;
 mod spans;
 
 use std::io::{self, BufWriter, Write};
@@ -37,28 +42,38 @@ impl Writer for Otel {
         if !options.partition_by.is_empty() {
             return Err(unsupported("--partition-by", self.name()));
         }
-        let output = match target {
-            Target::Stream(out) => Output::Stream(out),
-            Target::Path(path) if is_directory_target(&path) => {
+        let output = match (target, &options.otlp) {
+            (_, Some(exporter)) => Output::Endpoint(std::sync::Arc::clone(exporter)),
+            (Target::Stream(out), None) => Output::Stream(out),
+            (Target::Path(path), None) if is_directory_target(&path) => {
                 return Err(crate::write::not_a_directory(&path, self.name()));
             }
-            Target::Path(path) => Output::File(BufWriter::new(AtomicFile::create(&path)?)),
+            (Target::Path(path), None) => Output::File(BufWriter::new(AtomicFile::create(&path)?)),
         };
-        Ok(Box::new(Sink { output: Some(output), sessions: Held::default(), content: options.otel_content }))
+        Ok(Box::new(Sink {
+            output: Some(output),
+            sessions: Held::default(),
+            content: options.otel_content,
+            spanned: std::collections::HashSet::new(),
+        }))
     }
 }
 
 enum Output<'w> {
     Stream(Box<dyn Write + Send + 'w>),
     File(BufWriter<AtomicFile>),
+    Endpoint(std::sync::Arc<otlp::Exporter>),
 }
 
 impl Output<'_> {
-    fn out(&mut self) -> &mut dyn Write {
-        match self {
+    fn write(&mut self, request: &serde_json::Value) -> io::Result<()> {
+        let out: &mut dyn Write = match self {
             Output::Stream(out) => out,
             Output::File(out) => out,
-        }
+            Output::Endpoint(exporter) => return exporter.send(request),
+        };
+        serde_json::to_writer(&mut *out, request)?;
+        out.write_all(b"\n")
     }
 }
 
@@ -66,6 +81,9 @@ struct Sink<'w> {
     output: Option<Output<'w>>,
     sessions: Held<Session>,
     content: bool,
+    /// The session and subagent spans written so far: a session whose files are read in
+    /// several groups gets its span once, from the first.
+    spanned: std::collections::HashSet<[u8; 8]>,
 }
 
 impl EventSink for Sink<'_> {
@@ -76,11 +94,13 @@ impl EventSink for Sink<'_> {
     }
 
     fn end_group(&mut self) -> io::Result<()> {
-        let out = self.output.as_mut().expect("not finished").out();
+        let out = self.output.as_mut().expect("not finished");
         for session in self.sessions.take() {
-            if let Some(request) = session.request() {
-                serde_json::to_writer(&mut *out, &request)?;
-                out.write_all(b"\n")?;
+            // A response's and a call's span is written once anyway; the others are kept to the
+            // first.
+            let spanned = &mut self.spanned;
+            if let Some(request) = session.request_of(&mut |id, done| done || spanned.insert(id)) {
+                out.write(&request)?;
             }
         }
         Ok(())
@@ -91,6 +111,8 @@ impl EventSink for Sink<'_> {
         match self.output.take().expect("finish is called once") {
             Output::Stream(mut out) => out.flush(),
             Output::File(file) => file.into_inner().map_err(io::IntoInnerError::into_error)?.commit(),
+            // The caller closes the exporter, and reports what it sent.
+            Output::Endpoint(exporter) => exporter.flush(),
         }
     }
 }

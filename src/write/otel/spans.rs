@@ -24,11 +24,14 @@ struct Span {
     end: Option<DateTime<Utc>>,
     attributes: Vec<(&'static str, Value)>,
     error: Option<String>,
+    /// Whether the span is complete while the session goes on: a response's once its usage is
+    /// known, a tool call's once its output is; a session's or subagent's never.
+    done: bool,
 }
 
 impl Span {
     fn new(id: [u8; 8], parent: Option<[u8; 8]>, name: String, kind: u8, at: Option<DateTime<Utc>>) -> Self {
-        Span { id, parent, name, kind, start: at, end: at, attributes: Vec::new(), error: None }
+        Span { id, parent, name, kind, start: at, end: at, attributes: Vec::new(), error: None, done: false }
     }
 
     fn seen(&mut self, at: Option<DateTime<Utc>>) {
@@ -220,6 +223,7 @@ impl Session {
                 if let Some(&i) = o.call_id.as_ref().and_then(|id| self.calls.get(id)) {
                     let tool = &mut self.spans[i];
                     tool.seen(e.timestamp);
+                    tool.done = true;
                     if o.failed == Some(true) {
                         tool.error = Some(match o.exit_code {
                             Some(code) => format!("exit_code_{code}"),
@@ -265,6 +269,7 @@ impl Session {
         let name = format!("chat {}", model.as_deref().unwrap_or("unknown"));
         let mut span = Span::new(span_id(&e.id, "chat"), Some(self.spans[parent].id), name, CLIENT, start);
         span.seen(e.timestamp);
+        span.done = true;
         // OTLP integers are 64-bit signed: counts are held at the largest, as session totals are.
         let count = |n: Option<u64>| Value::from(n.unwrap_or(0).min(crate::model::MAX_COUNT));
         span.attributes = vec![
@@ -300,10 +305,12 @@ impl Session {
         self.spans.push(span);
     }
 
-    /// The session as one OTLP/JSON `ExportTraceServiceRequest`; `None` without spans.
-    pub fn request(&self) -> Option<Value> {
+    /// The spans `keep` chooses, by id and whether complete, as one OTLP/JSON
+    /// `ExportTraceServiceRequest`; `None` when it chooses none.
+    pub fn request_of(&self, keep: &mut dyn FnMut([u8; 8], bool) -> bool) -> Option<Value> {
         let version = self.version.as_deref();
-        if self.spans.is_empty() {
+        let chosen: Vec<bool> = self.spans.iter().map(|s| keep(s.id, s.done)).collect();
+        if !chosen.contains(&true) {
             return None;
         }
         let trace = hex(&self.trace);
@@ -320,6 +327,7 @@ impl Session {
             .spans
             .iter()
             .enumerate()
+            .filter(|(i, _)| chosen[*i])
             .map(|(i, s)| span_json(s, parents.get(&i).or(s.parent.as_ref()), &trace, version))
             .collect();
         Some(json!({

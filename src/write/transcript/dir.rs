@@ -11,6 +11,7 @@ use crate::write::{AtomicFile, Pending, session_file_name};
 use super::Style;
 
 /// A session as an index lists it.
+#[derive(Debug, Clone)]
 pub struct Listed {
     /// Its summary (without diagnostics or file lists).
     pub summary: SessionSummary,
@@ -27,8 +28,15 @@ impl Listed {
     }
 }
 
+/// The sessions an index lists across runs into one directory (`agentlog watch -o DIR/`, which
+/// writes only the sessions that changed each time): each run's are added, replacing earlier
+/// entries of the same session, and the index lists them all.
+pub type Listing = std::sync::Arc<std::sync::Mutex<HashMap<(Agent, String), Listed>>>;
+
 /// The session files of a run, and what its index lists.
 pub struct Dir {
+    /// The sessions listed by earlier runs, when the index lists them too.
+    listing: Option<Listing>,
     root: PathBuf,
     extension: &'static str,
     current: Option<(BufWriter<AtomicFile>, String)>,
@@ -47,8 +55,9 @@ pub struct Dir {
 
 impl Dir {
     /// An empty directory output under `root`, of files ending in `.extension`.
-    pub fn new(root: &Path, extension: &'static str) -> Self {
+    pub fn new(root: &Path, extension: &'static str, listing: Option<Listing>) -> Self {
         Dir {
+            listing,
             root: root.to_owned(),
             extension,
             current: None,
@@ -101,6 +110,13 @@ impl Dir {
     /// Writes the index, sorted by project (working directory), newest first in each; every
     /// file gets its final name.
     pub fn finish(mut self, style: &mut dyn Style) -> io::Result<()> {
+        if let Some(listing) = &self.listing {
+            let mut listing = listing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for listed in self.listed.drain(..) {
+                listing.insert((listed.summary.agent, listed.summary.session_id.clone()), listed);
+            }
+            self.listed = listing.values().cloned().collect();
+        }
         let project = |l: &Listed| l.summary.cwd.clone().unwrap_or_default();
         self.listed.sort_by(|a, b| {
             project(a)

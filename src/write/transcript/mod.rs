@@ -32,7 +32,7 @@ use crate::write::{AtomicFile, EventSink, Options, Target, WriteError, is_direct
 
 pub use body::Frame;
 use dir::Dir;
-pub use dir::Listed;
+pub use dir::{Listed, Listing};
 use images::ImageFiles;
 use sink::{Out, To, Transcript};
 use view::{Attachment, Exchange};
@@ -310,7 +310,7 @@ pub fn open<'w, S: Style + 'static>(
         Target::Stream(out) => (To::One(BufWriter::with_capacity(256 * 1024, Out::Stream(out)), false), None),
         Target::Path(path) if is_directory_target(&path) => {
             let images = files.then(|| ImageFiles::new(path.join("files"), "../files/".into()));
-            (To::Dir(Box::new(Dir::new(&path, style.extension()))), images)
+            (To::Dir(Box::new(Dir::new(&path, style.extension(), options.listing.clone()))), images)
         }
         Target::Path(path) => {
             let images = files.then(|| ImageFiles::beside(&path));
