@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -36,7 +36,9 @@ type Requests = Arc<Mutex<Vec<(Option<String>, Option<String>)>>>;
 /// `lifetime`.
 struct Receiver {
     port: u16,
+    /// Spans taken: how often, by id; and their names.
     taken: Arc<Mutex<BTreeMap<String, usize>>>,
+    names: Arc<Mutex<BTreeMap<String, String>>>,
     requests: Requests,
 }
 
@@ -46,7 +48,8 @@ impl Receiver {
         let port = server.server_addr().to_ip().unwrap().port();
         let taken = Arc::new(Mutex::new(BTreeMap::new()));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (t, r) = (Arc::clone(&taken), Arc::clone(&requests));
+        let names = Arc::new(Mutex::new(BTreeMap::new()));
+        let (t, r, n) = (Arc::clone(&taken), Arc::clone(&requests), Arc::clone(&names));
         std::thread::spawn(move || {
             let until = std::time::Instant::now() + lifetime;
             let mut server = server;
@@ -86,13 +89,14 @@ impl Receiver {
                         let mut taken = t.lock().unwrap();
                         for span in export.resource_spans.iter().flat_map(|r| &r.scope_spans).flat_map(|s| &s.spans) {
                             *taken.entry(hex(&span.span_id)).or_default() += 1;
+                            n.lock().unwrap().insert(hex(&span.span_id), span.name.clone());
                         }
                         drop(request.respond(tiny_http::Response::empty(200)));
                     }
                 }
             }
         });
-        Receiver { port, taken, requests }
+        Receiver { port, taken, names, requests }
     }
 
     fn url(&self) -> String {
@@ -230,5 +234,50 @@ fn watch_keeps_what_it_could_not_send_for_its_next_run() {
     // A third run has nothing to send.
     let out = watch(&receiver.url());
     assert_eq!(out.status.code(), Some(0));
+    assert_eq!(receiver.taken(), once_each(&expected));
+}
+
+#[test]
+fn a_running_watch_sends_each_span_once_as_soon_as_it_is_complete() {
+    let file = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
+    let expected = expected_spans(&file);
+    let text = common::text(&file);
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-work");
+    std::fs::create_dir_all(&project).unwrap();
+    let live = project.join(file.file_name().unwrap());
+    std::fs::write(&live, format!("{}\n", lines[..lines.len() / 2].join("\n"))).unwrap();
+    let receiver = Receiver::start(Vec::new(), Duration::from_secs(60));
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+        .args(["watch", "--interval", "100", "--session-quiet", "4", "--otlp-endpoint", &receiver.url()])
+        .arg(&project)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let wait_for = |done: &dyn Fn(&BTreeMap<String, String>) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while std::time::Instant::now() < deadline && !done(&receiver.names.lock().unwrap()) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let named =
+        |names: &BTreeMap<String, String>, prefix: &str| names.values().filter(|n| n.starts_with(prefix)).count();
+    // The first half's responses go as soon as their usage is final; the session's own span
+    // waits for it to be quiet.
+    wait_for(&|names| named(names, "chat") > 0);
+    let names = receiver.names.lock().unwrap().clone();
+    assert!(named(&names, "chat") > 0, "no response's span while the session went on");
+    assert_eq!(named(&names, "invoke_agent"), 0, "the session's span before it was quiet: {names:?}");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
+    for line in &lines[lines.len() / 2..] {
+        writeln!(f, "{line}").unwrap();
+    }
+    drop(f);
+    wait_for(&|names| named(names, "invoke_agent") > 0);
+    std::thread::sleep(Duration::from_millis(500));
+    child.kill().unwrap();
+    let _ = child.wait();
     assert_eq!(receiver.taken(), once_each(&expected));
 }

@@ -215,3 +215,78 @@ fn a_running_watch_writes_lines_as_they_come_and_new_skips_what_was_there() {
     let files: BTreeSet<String> = ["5e55-2.jsonl"].map(str::to_owned).into();
     assert_eq!(responses, files);
 }
+
+/// Starts `agentlog watch` with `args` on `dir`; its stdout lines arrive on the receiver.
+fn spawn_watch(args: &[&str], dir: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
+        .arg("watch")
+        .args(args)
+        .arg(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, got) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    (child, got)
+}
+
+#[test]
+fn a_notification_wakes_a_watch_long_before_its_interval() {
+    let (_dir, project, live, _) = workspace();
+    std::fs::write(&live, format!("{}\n", assistant("a1", "u0", "there before", 5))).unwrap();
+    // Polling every 60 s: only a notification brings the new line within the test's wait.
+    let (mut child, got) = spawn_watch(&["--new", "--interval", "60000"], &project);
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
+    writeln!(f, "{}", assistant("a2", "a1", "added later", 6)).unwrap();
+    drop(f);
+    let line = got.recv_timeout(std::time::Duration::from_secs(20));
+    child.kill().unwrap();
+    let _ = child.wait();
+    let e: Value = serde_json::from_str(&line.expect("no event within 20 s")).unwrap();
+    assert_eq!(e["payload"]["text"], "added later");
+}
+
+#[test]
+fn a_directory_of_transcripts_is_kept_current_and_its_index_lists_every_session() {
+    let (dir, project, live, state) = workspace();
+    let out = dir.path().join("out/");
+    std::fs::write(&live, format!("{}\n", assistant("a1", "u0", "first answer", 5))).unwrap();
+    let other = project.join("5e55-2.jsonl");
+    std::fs::write(&other, format!("{}\n", in_session("5e55-2", "msg_2", "b1", "u0", "the other session", 5))).unwrap();
+    let watch = || {
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["watch", "--once", "--to", "markdown", "-o"])
+            .arg(&out)
+            .arg("--state")
+            .arg(&state)
+            .arg(&project)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout.is_empty(), "-o DIR/ takes the events off stdout");
+    };
+    watch();
+    let transcript = out.join("claude-code/claude-code-5e55-1.md");
+    assert!(common::text(&transcript).contains("first answer"));
+    // The session grows; a later run (a restart) writes its transcript again.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
+    writeln!(f, "{}", assistant("a2", "a1", "second answer", 6)).unwrap();
+    drop(f);
+    watch();
+    let text = common::text(&transcript);
+    assert!(text.contains("first answer") && text.contains("second answer"), "{text}");
+    let index = common::text(&out.join("index.md"));
+    for session in ["5e55-1", "5e55-2"] {
+        assert!(index.contains(&format!("claude-code-{session}.md")), "{session} not in the index:\n{index}");
+    }
+}

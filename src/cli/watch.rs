@@ -175,6 +175,16 @@ impl<'a> Watch<'a> {
         // With --new, a first round takes in what is there without writing it.
         let mut discard = args.new;
         let mut last_scan;
+        // The directory starts with every session there is, whatever the state says was seen:
+        // its index lists them all. (On a first start, the first round writes them all.)
+        if let Some((writer, dir, options)) = &self.outputs.dir
+            && (args.new || !follower.state().is_empty())
+        {
+            let (inputs, _) = super::resolve_inputs(&args.inputs, self.reader);
+            if let Err(exit) = render_all(*writer, dir, options, &inputs, self.reader, &settings, self.reporter) {
+                return exit;
+            }
+        }
         loop {
             let (inputs, errors) = super::resolve_inputs(&args.inputs, self.reader);
             if !errors.is_empty() {
@@ -313,6 +323,47 @@ impl<'a> Watch<'a> {
             Exit::Output
         })
     }
+}
+
+/// Writes every session of `inputs` into `dir`, as `convert -o DIR/` does, reporting nothing:
+/// the rounds that follow report what there is to.
+fn render_all(
+    writer: &dyn Writer,
+    dir: &Path,
+    options: &write::Options,
+    inputs: &[InputSpec],
+    reader: Option<&'static dyn crate::read::Reader>,
+    settings: &crate::read::Settings,
+    reporter: &Reporter,
+) -> Result<(), Exit> {
+    /// Hands every event to the sink, group by group.
+    struct IntoSink<'s>(&'s mut dyn write::EventSink);
+    impl crate::pipeline::Destination for IntoSink<'_> {
+        fn begin(&mut self, _name: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, event: Event) -> io::Result<()> {
+            self.0.event(&event)
+        }
+        fn end(&mut self, _outcome: crate::pipeline::Outcome) -> io::Result<()> {
+            Ok(())
+        }
+        fn end_group(&mut self) -> io::Result<()> {
+            self.0.end_group()
+        }
+    }
+    let output = Some(dir.to_owned());
+    let mut sink = writer
+        .open(Target::Path(dir.to_owned()), options)
+        .map_err(|e| super::convert::write_failed(e, &output, reporter))?;
+    let (groups, _) = crate::pipeline::plan(inputs, reader, &|_| None, settings);
+    let prepare = crate::pipeline::Prepare::Nothing;
+    crate::pipeline::run(&groups, &mut IntoSink(&mut *sink), settings, &prepare).and_then(|()| sink.finish()).map_err(
+        |e| {
+            reporter.error(&CliError::output(&output, e));
+            Exit::Output
+        },
+    )
 }
 
 /// [`Saved`], borrowed, to be written.

@@ -45,6 +45,13 @@ pub struct State {
     generations: BTreeMap<String, u32>,
 }
 
+impl State {
+    /// Whether nothing has been read yet: a first start.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+}
+
 /// A file as it was when last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 struct Seen {

@@ -66,6 +66,8 @@ pub struct Session {
     spans: Vec<Span>,
     threads: HashMap<Option<String>, Thread>,
     calls: HashMap<String, usize>,
+    /// The usage events met so far per response id.
+    responses: HashMap<String, u32>,
     content: bool,
     /// The agent version first seen.
     version: Option<String>,
@@ -126,6 +128,7 @@ impl Session {
             spans: Vec::new(),
             threads: HashMap::new(),
             calls: HashMap::new(),
+            responses: HashMap::new(),
             content,
             version: None,
         }
@@ -267,7 +270,18 @@ impl Session {
     ) {
         let model = u.model.clone().or_else(|| e.context.model.clone());
         let name = format!("chat {}", model.as_deref().unwrap_or("unknown"));
-        let mut span = Span::new(span_id(&e.id, "chat"), Some(self.spans[parent].id), name, CLIENT, start);
+        // By the response where the log names it: a response read again with more of its lines
+        // (a session still being written) keeps its span id.
+        // (Some agents' message ids name several calls of the model, one per step: they count.)
+        let seed = match e.response_id.as_ref().or(u.response_id.as_ref()) {
+            Some(response) => {
+                let n = self.responses.entry(response.clone()).or_default();
+                *n += 1;
+                format!("{}/{}/{response}/{n}", self.agent.as_str(), self.id)
+            }
+            None => e.id.clone(),
+        };
+        let mut span = Span::new(span_id(&seed, "chat"), Some(self.spans[parent].id), name, CLIENT, start);
         span.seen(e.timestamp);
         span.done = true;
         // OTLP integers are 64-bit signed: counts are held at the largest, as session totals are.
