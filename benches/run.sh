@@ -131,6 +131,12 @@ done
 row "agentlog --to interchange" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/events.json"
 row "agentlog --to atif" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to atif -o "$OUT/trajectories.atif.jsonl"
 row "agentlog --to otel" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to otel -o "$OUT/traces.otlp.jsonl"
+# The same traces sent as OTLP/HTTP protobuf to a receiver on loopback that keeps nothing.
+exec {SINK}< <(python3 benches/otlp_sink.py)
+SINK_PID=$!
+trap 'kill $SINK_PID 2>/dev/null || true' EXIT
+read -r SINK_PORT <&$SINK
+row "agentlog --otlp-endpoint (loopback)" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --otlp-endpoint "http://127.0.0.1:$SINK_PORT/v1/traces"
 row "agentlog --to markdown" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.md"
 row "agentlog --to html" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 -o "$OUT/transcript.html"
 row "agentlog --to claude-code -o DIR/" 2 "$SIZE" ./target/release/agentlog convert -q "$CORPUS" --jobs 2 --to claude-code -o "$OUT/claude-code/"

@@ -281,3 +281,40 @@ fn a_running_watch_sends_each_span_once_as_soon_as_it_is_complete() {
     let _ = child.wait();
     assert_eq!(receiver.taken(), once_each(&expected));
 }
+
+#[test]
+fn a_session_that_grows_between_two_runs_has_each_span_sent_once() {
+    let file = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
+    let expected = expected_spans(&file);
+    let text = common::text(&file);
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("projects/-work");
+    std::fs::create_dir_all(&project).unwrap();
+    let live = project.join(file.file_name().unwrap());
+    let state = dir.path().join("watch.state");
+    std::fs::write(&live, format!("{}\n", lines[..lines.len() / 2].join("\n"))).unwrap();
+    let receiver = Receiver::start(Vec::new(), Duration::from_secs(60));
+    let watch = || {
+        // Files unchanged for 1.5 s have settled: the usage of their last response is final.
+        std::thread::sleep(Duration::from_millis(1700));
+        let out = cargo_bin_cmd!("agentlog")
+            .args(["watch", "--once", "--otlp-endpoint", &receiver.url(), "--state"])
+            .arg(&state)
+            .arg(&project)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    };
+    // A run that stops sends what the session has, its own span included ...
+    watch();
+    assert_eq!(receiver.names.lock().unwrap().values().filter(|n| n.starts_with("invoke_agent")).count(), 1);
+    // ... and the next, after the session went on, only what is new.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
+    for line in &lines[lines.len() / 2..] {
+        writeln!(f, "{line}").unwrap();
+    }
+    drop(f);
+    watch();
+    assert_eq!(receiver.taken(), once_each(&expected));
+}

@@ -35,6 +35,10 @@ const SESSION_FORMATS: &[&str] = &["unified", "jsonl", "markdown", "html", "atif
 /// notifications do not cover yet (a new project, a new day), and a file system that drops them.
 const RESCAN: Duration = Duration::from_secs(10);
 
+/// The state is saved at most this often while watch runs (and when it stops): it holds a hash
+/// of every event given, and is written whole.
+const SAVE_EVERY: Duration = Duration::from_secs(2);
+
 /// What `--state` keeps: what the follower has seen and given, and the spans sent.
 #[derive(Debug, Default, Deserialize)]
 struct Saved {
@@ -78,6 +82,9 @@ struct Watch<'a> {
     follow: Option<State>,
     outputs: Outputs,
     spool: Option<PathBuf>,
+    /// Whether the state changed since it was last saved, and when that was.
+    unsaved: bool,
+    saved: Option<Instant>,
 }
 
 impl<'a> Watch<'a> {
@@ -143,23 +150,21 @@ impl<'a> Watch<'a> {
             follow: Some(saved.follow),
             outputs,
             spool,
+            unsaved: false,
+            saved: None,
         })
     }
 
     fn run(mut self) -> Exit {
         super::GRACEFUL.store(true, Ordering::SeqCst);
         let exit = self.follow();
-        if let Some((live, exporter)) = &mut self.outputs.live {
-            let closed = live.close();
+        match &self.outputs.live {
             // What the endpoint has not taken within a few seconds waits in the spool.
-            let finished = super::otlp::finish(exporter, Duration::from_secs(5), self.spool.as_ref(), self.reporter);
-            if let Err(e) = closed {
-                self.reporter.error(&CliError::output(&self.spool, e));
-                return exit.max(Exit::Output);
+            Some((_, exporter)) => {
+                exit.max(super::otlp::finish(exporter, Duration::from_secs(5), self.spool.as_ref(), self.reporter))
             }
-            return exit.max(finished);
+            None => exit,
         }
-        exit
     }
 
     fn follow(&mut self) -> Exit {
@@ -240,10 +245,20 @@ impl<'a> Watch<'a> {
             for note in notes {
                 report(&note, self.reporter);
             }
-            if let Err(exit) = self.save(&mut follower) {
+            let last = args.once || super::STOP.load(Ordering::SeqCst);
+            // The spans still waiting for their sessions to be quiet go now, and are saved as
+            // sent.
+            if last
+                && let Some((live, _)) = &mut self.outputs.live
+                && let Err(e) = live.close()
+            {
+                self.reporter.error(&CliError::output(&self.spool, e));
+                return Exit::Output;
+            }
+            if let Err(exit) = self.save(&mut follower, last) {
                 return exit;
             }
-            if args.once || super::STOP.load(Ordering::SeqCst) {
+            if last {
                 return Exit::Success;
             }
             // Wait for a change, or for the interval where changes cannot be told.
@@ -307,13 +322,17 @@ impl<'a> Watch<'a> {
         Ok(())
     }
 
-    /// Saves the state, when there is a state file and something changed.
-    fn save(&mut self, follower: &mut Follower) -> Result<(), Exit> {
+    /// Saves the state, when there is a state file and something changed: at most every
+    /// [`SAVE_EVERY`], and on the `last` round.
+    fn save(&mut self, follower: &mut Follower, last: bool) -> Result<(), Exit> {
         let Some(path) = &self.args.state else { return Ok(()) };
         let sent_changed = self.outputs.live.as_mut().is_some_and(|(live, _)| live.take_changed());
-        if !(follower.take_changed() | sent_changed) {
+        self.unsaved |= follower.take_changed() | sent_changed;
+        if !self.unsaved || !(last || self.saved.is_none_or(|t| t.elapsed() >= SAVE_EVERY)) {
             return Ok(());
         }
+        self.unsaved = false;
+        self.saved = Some(Instant::now());
         if let Some((live, _)) = &self.outputs.live {
             self.spans_sent = Some(live.sent().clone());
         }

@@ -277,8 +277,17 @@ impl<'a> Follower<'a> {
 /// The number of the last line of a file whose last line has no newline yet (an agent is
 /// writing it); `None` for a file that ends its last line.
 fn partial_line(name: &str) -> Option<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    // Most files end their last line: one byte tells.
+    let mut file = std::fs::File::open(name).ok()?;
+    file.seek(SeekFrom::End(-1)).ok()?;
+    let mut last = [0u8];
+    file.read_exact(&mut last).ok()?;
+    if last[0] == b'\n' {
+        return None;
+    }
     let bytes = std::fs::read(name).ok()?;
-    (bytes.last().is_some_and(|b| *b != b'\n')).then(|| bytes.iter().filter(|b| **b == b'\n').count() as u64 + 1)
+    Some(memchr::memchr_iter(b'\n', &bytes).count() as u64 + 1)
 }
 
 /// The key an event is remembered by: the first 8 bytes of the SHA-1 of its id.
