@@ -241,18 +241,19 @@ fn spawn_watch(args: &[&str], dir: &Path) -> (std::process::Child, std::sync::mp
 
 #[test]
 fn a_notification_wakes_a_watch_long_before_its_interval() {
-    let (_dir, project, live, _) = workspace();
+    let (dir, _, live, _) = workspace();
     std::fs::write(&live, format!("{}\n", assistant("a1", "u0", "there before", 5))).unwrap();
-    // Polling every 60 s: only a notification brings the new line within the test's wait.
-    let (mut child, got) = spawn_watch(&["--new", "--interval", "60000"], &project);
+    // Polling every 60 s, looking at everything every 10 s: only a notification brings the new
+    // line within the test's wait, from a file there before, two folders down.
+    let (mut child, got) = spawn_watch(&["--new", "--interval", "60000"], &dir.path().join("projects"));
     std::thread::sleep(std::time::Duration::from_millis(1000));
     let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
     writeln!(f, "{}", assistant("a2", "a1", "added later", 6)).unwrap();
     drop(f);
-    let line = got.recv_timeout(std::time::Duration::from_secs(20));
+    let line = got.recv_timeout(std::time::Duration::from_secs(5));
     child.kill().unwrap();
     let _ = child.wait();
-    let e: Value = serde_json::from_str(&line.expect("no event within 20 s")).unwrap();
+    let e: Value = serde_json::from_str(&line.expect("no event within 5 s")).unwrap();
     assert_eq!(e["payload"]["text"], "added later");
 }
 
@@ -288,5 +289,52 @@ fn a_directory_of_transcripts_is_kept_current_and_its_index_lists_every_session(
     let index = common::text(&out.join("index.md"));
     for session in ["5e55-1", "5e55-2"] {
         assert!(index.contains(&format!("claude-code-{session}.md")), "{session} not in the index:\n{index}");
+    }
+}
+
+#[test]
+fn a_codex_item_written_over_two_lines_is_given_as_the_finished_file_has_it() {
+    // A real Codex 0.169.0 rollout, read while it is written: after line 10 (an answer's
+    // item_completed, written before its response_item) and line 13 (a usage record, before
+    // its token_count), then whole.
+    let file = common::own_corpus().join("recorded/codex/0.169.0/tools.jsonl");
+    let text = common::text(&file);
+    let lines: Vec<&str> = text.lines().collect();
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let live = sessions.join("rollout-2026-01-01T00-00-00-019c0000-0000-7000-8000-000000000000.jsonl");
+    let state = dir.path().join("watch.state");
+    let mut given = Vec::new();
+    let mut written = 0;
+    for upto in [10, 13, lines.len()] {
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&live).unwrap();
+        for line in &lines[written..upto] {
+            writeln!(f, "{line}").unwrap();
+        }
+        drop(f);
+        written = upto;
+        given.extend(round(&sessions, &state).0);
+    }
+    settle();
+    given.extend(round(&sessions, &state).0);
+    let out = cargo_bin_cmd!("agentlog").args(["convert", "-q"]).arg(&sessions).output().unwrap();
+    let converted: BTreeMap<String, Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|e| (e["id"].as_str().unwrap().to_owned(), e))
+        .collect();
+    let ids: Vec<&str> = given.iter().map(|e| e["id"].as_str().unwrap()).collect();
+    let unique: BTreeSet<&str> = ids.iter().copied().collect();
+    assert_eq!(unique.len(), ids.len(), "an event given twice");
+    let extra: Vec<&Value> = given.iter().filter(|e| !converted.contains_key(e["id"].as_str().unwrap())).collect();
+    assert!(extra.is_empty(), "events the finished file does not give: {extra:#?}");
+    assert_eq!(unique, converted.keys().map(String::as_str).collect());
+    // Each as the finished file gives it (a typed prompt is not injected context, say).
+    for e in &given {
+        let c = &converted[e["id"].as_str().unwrap()];
+        for field in ["kind", "payload", "injected", "role", "timestamp"] {
+            assert_eq!(e[field], c[field], "{field} of {}", e["id"]);
+        }
     }
 }

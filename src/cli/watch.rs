@@ -6,7 +6,7 @@
 //! It looks again when the file system says a file under its inputs changed (the `notify`
 //! crate), and every `--interval` besides where it cannot tell (`--poll`, or no notifications).
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -404,44 +404,34 @@ fn notifications(wake: mpsc::Sender<()>) -> Option<Box<dyn notify::Watcher>> {
     notify::recommended_watcher(handler).ok().map(|w| Box::new(w) as Box<dyn notify::Watcher>)
 }
 
-/// Adds what is not watched yet: the folders named as inputs, whole; the folders of the files
-/// followed and their parents, for a new session beside them or a new folder of sessions.
+/// Adds what is not watched yet: the folders named as inputs, whole; the folders of the other
+/// files followed and their parents, for a new session beside them or a new folder of sessions.
 fn watch_more(
     watcher: &mut dyn notify::Watcher,
     args: &[String],
     inputs: &[InputSpec],
     watched: &mut HashSet<PathBuf>,
 ) {
-    let mut wanted: BTreeSet<(PathBuf, bool)> = BTreeSet::new();
-    for arg in args {
-        let path = Path::new(arg);
-        if path.is_dir() {
-            wanted.insert((path.to_owned(), true));
-        }
-    }
+    let whole: Vec<PathBuf> = args.iter().map(PathBuf::from).filter(|p| p.is_dir()).collect();
+    let mut wanted: Vec<(PathBuf, notify::RecursiveMode)> =
+        whole.iter().map(|d| (d.clone(), notify::RecursiveMode::Recursive)).collect();
     for spec in inputs {
         let InputSpec::File(name) = spec else { continue };
         let mut dir = Path::new(name).parent();
         for _ in 0..2 {
             let Some(d) = dir.filter(|d| !d.as_os_str().is_empty()) else { break };
-            wanted.insert((d.to_owned(), false));
+            // A folder inside one watched whole is watched already.
+            if !whole.iter().any(|w| d.starts_with(w)) {
+                wanted.push((d.to_owned(), notify::RecursiveMode::NonRecursive));
+            }
             dir = d.parent();
         }
     }
-    for (path, recursive) in wanted {
-        if watched.contains(&path) || watched.iter().any(|w| path.starts_with(w) && w != &path && is_recursive(w, args))
-        {
-            continue;
-        }
-        let mode = if recursive { notify::RecursiveMode::Recursive } else { notify::RecursiveMode::NonRecursive };
-        if watcher.watch(&path, mode).is_ok() {
+    for (path, mode) in wanted {
+        if !watched.contains(&path) && watcher.watch(&path, mode).is_ok() {
             watched.insert(path);
         }
     }
-}
-
-fn is_recursive(path: &Path, args: &[String]) -> bool {
-    args.iter().any(|a| Path::new(a) == path)
 }
 
 fn report(note: &Note, reporter: &Reporter) {

@@ -227,7 +227,15 @@ impl<'a> Follower<'a> {
                     || (settled && g.items.iter().any(|i| self.state.holding.contains(i.spec.name())))
             })
             .collect();
+        // The last complete line of each unsettled file: for agents that write an item over two
+        // lines, what it gives waits for the next line, or for the file to settle.
+        let last_lines: HashMap<String, u64> = unsettled
+            .iter()
+            .filter(|name| changed.contains_key(*name))
+            .filter_map(|name| Some((name.clone(), complete_lines(name)?)))
+            .collect();
         let mut given = Giving {
+            last_lines: &last_lines,
             given: &mut self.state.given,
             generations: &self.state.generations,
             out,
@@ -290,6 +298,17 @@ fn partial_line(name: &str) -> Option<u64> {
     Some(memchr::memchr_iter(b'\n', &bytes).count() as u64 + 1)
 }
 
+/// The number of complete lines of a file: its newlines.
+fn complete_lines(name: &str) -> Option<u64> {
+    let bytes = std::fs::read(name).ok()?;
+    Some(memchr::memchr_iter(b'\n', &bytes).count() as u64)
+}
+
+/// Whether the reader of `agent`'s files pairs lines ([`Reader::pairs_lines`]).
+fn pairs_lines(agent: crate::model::Agent) -> bool {
+    crate::read::READERS.iter().any(|r| r.agent() == Some(agent) && r.pairs_lines())
+}
+
 /// The key an event is remembered by: the first 8 bytes of the SHA-1 of its id.
 fn key(id: &str) -> u64 {
     use sha1::Digest as _;
@@ -305,6 +324,8 @@ fn key(id: &str) -> u64 {
 /// still change is held back until they have settled ([`Follower::round`] reads them once more
 /// then), so that it is given with its final counts.
 struct Giving<'o> {
+    /// The last complete line of the unsettled files read.
+    last_lines: &'o HashMap<String, u64>,
     given: &'o mut BTreeSet<u64>,
     generations: &'o BTreeMap<String, u32>,
     out: &'o mut dyn FnMut(Event, Given) -> io::Result<()>,
@@ -332,6 +353,16 @@ impl Destination for Giving<'_> {
         let usage = matches!(&event.payload, Payload::Meta(m) if m.meta_type == MetaType::Usage);
         let generation = self.generations.get(&event.source.file).copied().unwrap_or(0);
         let by_id = key(&format!("{generation}/{}", event.id));
+        // An event of the last line of a file still being written, from an agent that writes an
+        // item over two lines: it waits for the next line, or for the file to settle.
+        if !self.settled
+            && self.last_lines.get(&event.source.file).is_some_and(|last| event.source.line >= *last)
+            && !self.given.contains(&by_id)
+            && pairs_lines(event.agent)
+        {
+            self.holding.insert(self.current.clone());
+            return (self.out)(event, Given::Held);
+        }
         let fresh = |new: bool| if new { Given::New } else { Given::Before };
         let Some(response) = event.response_id.as_deref() else {
             let given = fresh(self.given.insert(by_id));

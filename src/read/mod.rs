@@ -115,6 +115,14 @@ pub trait Reader: Send + Sync {
     /// Whether a file starting like `head` is in this reader's format.
     fn sniff(&self, head: &Head<'_>) -> bool;
 
+    /// Whether the agent writes one item over two lines, so that what a file's last line gives
+    /// may change once the next is written (Codex: an answer's `item_completed` before its
+    /// `response_item`, a usage record before its `token_count`). A follower holds the events of
+    /// such a last line back until the file grows or settles.
+    fn pairs_lines(&self) -> bool {
+        false
+    }
+
     /// Where [`Reader::discover`] looks, for `--help` (`$CODEX_HOME or ~/.codex`); `None` for
     /// formats without a home.
     fn home(&self) -> Option<&'static str> {

@@ -56,6 +56,10 @@ impl Reader for Codex {
         }) || side::sniff(head.records)
     }
 
+    fn pairs_lines(&self) -> bool {
+        true
+    }
+
     fn home(&self) -> Option<&'static str> {
         Some("$CODEX_HOME or ~/.codex")
     }
