@@ -295,26 +295,34 @@ fn a_session_that_grows_between_two_runs_has_each_span_sent_once() {
     let state = dir.path().join("watch.state");
     std::fs::write(&live, format!("{}\n", lines[..lines.len() / 2].join("\n"))).unwrap();
     let receiver = Receiver::start(Vec::new(), Duration::from_secs(60));
-    let watch = || {
+    let watch = |quiet: &str| {
         // Files unchanged for 1.5 s have settled: the usage of their last response is final.
         std::thread::sleep(Duration::from_millis(1700));
         let out = cargo_bin_cmd!("agentlog")
-            .args(["watch", "--once", "--otlp-endpoint", &receiver.url(), "--state"])
+            .args(["watch", "--once", "--session-quiet", quiet, "--otlp-endpoint", &receiver.url(), "--state"])
             .arg(&state)
             .arg(&project)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     };
-    // A run that stops sends what the session has, its own span included ...
-    watch();
-    assert_eq!(receiver.names.lock().unwrap().values().filter(|n| n.starts_with("invoke_agent")).count(), 1);
-    // ... and the next, after the session went on, only what is new.
+    let roots = || receiver.names.lock().unwrap().values().filter(|n| n.starts_with("invoke_agent")).count();
+    // A run that stops while the session is not quiet sends its complete spans; the session's
+    // own span waits ...
+    watch("60");
+    assert!(!receiver.taken().is_empty());
+    assert_eq!(roots(), 0);
+    // ... for a later run, after the session went on, to send the rest once it is quiet.
     let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
     for line in &lines[lines.len() / 2..] {
         writeln!(f, "{line}").unwrap();
     }
     drop(f);
-    watch();
+    watch("60");
+    assert_eq!(roots(), 0);
+    watch("1");
+    assert_eq!(receiver.taken(), once_each(&expected));
+    // Nothing more comes after that.
+    watch("1");
     assert_eq!(receiver.taken(), once_each(&expected));
 }

@@ -6,7 +6,7 @@
 //! It looks again when the file system says a file under its inputs changed (the `notify`
 //! crate), and every `--interval` besides where it cannot tell (`--poll`, or no notifications).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -46,6 +46,8 @@ struct Saved {
     follow: State,
     #[serde(default)]
     spans_sent: Sent,
+    #[serde(default)]
+    spans_pending: BTreeSet<String>,
 }
 
 /// Where the events go.
@@ -79,6 +81,9 @@ struct Watch<'a> {
     reader: Option<&'static dyn crate::read::Reader>,
     settings: crate::read::Settings,
     spans_sent: Option<Sent>,
+    /// The files of sessions whose spans wait for them to be quiet, from the last run or for
+    /// the next.
+    spans_pending: BTreeSet<String>,
     follow: Option<State>,
     outputs: Outputs,
     spool: Option<PathBuf>,
@@ -147,6 +152,7 @@ impl<'a> Watch<'a> {
             reader,
             settings,
             spans_sent: Some(saved.spans_sent),
+            spans_pending: saved.spans_pending,
             follow: Some(saved.follow),
             outputs,
             spool,
@@ -180,6 +186,18 @@ impl<'a> Watch<'a> {
         // With --new, a first round takes in what is there without writing it.
         let mut discard = args.new;
         let mut last_scan;
+        // The sessions whose spans waited for them to be quiet when the last run stopped.
+        if let Some((live, _)) = &mut self.outputs.live
+            && !self.spans_pending.is_empty()
+        {
+            let pending: Vec<InputSpec> = self.spans_pending.iter().cloned().map(InputSpec::File).collect();
+            let read = read_sessions(&pending, self.reader, &settings)
+                .and_then(|sessions| sessions.values().try_for_each(|events| live.session(events)));
+            if let Err(e) = read {
+                self.reporter.error(&CliError::output(&self.spool, e));
+                return Exit::Output;
+            }
+        }
         // The directory starts with every session there is, whatever the state says was seen:
         // its index lists them all. (On a first start, the first round writes them all.)
         if let Some((writer, dir, options)) = &self.outputs.dir
@@ -248,12 +266,15 @@ impl<'a> Watch<'a> {
             let last = args.once || super::STOP.load(Ordering::SeqCst);
             // The spans still waiting for their sessions to be quiet go now, and are saved as
             // sent.
-            if last
-                && let Some((live, _)) = &mut self.outputs.live
-                && let Err(e) = live.close()
-            {
-                self.reporter.error(&CliError::output(&self.spool, e));
-                return Exit::Output;
+            if last && let Some((live, _)) = &mut self.outputs.live {
+                match live.close() {
+                    Ok(pending) => self.spans_pending = pending,
+                    Err(e) => {
+                        self.reporter.error(&CliError::output(&self.spool, e));
+                        return Exit::Output;
+                    }
+                }
+                self.unsaved = true;
             }
             if let Err(exit) = self.save(&mut follower, last) {
                 return exit;
@@ -294,7 +315,6 @@ impl<'a> Watch<'a> {
 
     /// Writes the sessions that changed to the directory and the endpoint.
     fn sessions(&mut self, sessions: &BTreeMap<(Agent, String), (Vec<Event>, bool)>) -> Result<(), Exit> {
-        let now = Instant::now();
         if let Some((writer, dir, options)) = &self.outputs.dir
             && !sessions.is_empty()
         {
@@ -312,8 +332,7 @@ impl<'a> Watch<'a> {
             }
         }
         if let Some((live, _)) = &mut self.outputs.live {
-            let sent =
-                sessions.values().try_for_each(|(events, _)| live.session(events, now)).and_then(|()| live.tick(now));
+            let sent = sessions.values().try_for_each(|(events, _)| live.session(events)).and_then(|()| live.tick());
             if let Err(e) = sent {
                 self.reporter.error(&CliError::output(&self.spool, e));
                 return Err(Exit::Output);
@@ -336,7 +355,11 @@ impl<'a> Watch<'a> {
         if let Some((live, _)) = &self.outputs.live {
             self.spans_sent = Some(live.sent().clone());
         }
-        let saved = SavedRef { follow: follower.state(), spans_sent: self.spans_sent.as_ref() };
+        let saved = SavedRef {
+            follow: follower.state(),
+            spans_sent: self.spans_sent.as_ref(),
+            spans_pending: &self.spans_pending,
+        };
         save(path, &saved).map_err(|e| {
             self.reporter.error(&CliError::output(&Some(path.clone()), e));
             Exit::Output
@@ -385,6 +408,33 @@ fn render_all(
     )
 }
 
+/// The events of the files of `inputs` that still exist, by session.
+fn read_sessions(
+    inputs: &[InputSpec],
+    reader: Option<&'static dyn crate::read::Reader>,
+    settings: &crate::read::Settings,
+) -> io::Result<BTreeMap<(Agent, String), Vec<Event>>> {
+    /// Gathers the events by session.
+    struct Gather(BTreeMap<(Agent, String), Vec<Event>>);
+    impl crate::pipeline::Destination for Gather {
+        fn begin(&mut self, _name: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, event: Event) -> io::Result<()> {
+            self.0.entry((event.agent, event.session_id.clone())).or_default().push(event);
+            Ok(())
+        }
+        fn end(&mut self, _outcome: crate::pipeline::Outcome) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let present: Vec<InputSpec> = inputs.iter().filter(|i| Path::new(i.name()).exists()).cloned().collect();
+    let (groups, _) = crate::pipeline::plan(&present, reader, &|_| None, settings);
+    let mut gather = Gather(BTreeMap::new());
+    crate::pipeline::run(&groups, &mut gather, settings, &crate::pipeline::Prepare::Nothing)?;
+    Ok(gather.0)
+}
+
 /// [`Saved`], borrowed, to be written.
 #[derive(Serialize)]
 struct SavedRef<'s> {
@@ -392,6 +442,8 @@ struct SavedRef<'s> {
     follow: &'s State,
     #[serde(skip_serializing_if = "Option::is_none")]
     spans_sent: Option<&'s Sent>,
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    spans_pending: &'s BTreeSet<String>,
 }
 
 /// A watcher whose notifications wake `wake`; `None` where the system has none.

@@ -304,9 +304,9 @@ fn complete_lines(name: &str) -> Option<u64> {
     Some(memchr::memchr_iter(b'\n', &bytes).count() as u64)
 }
 
-/// Whether the reader of `agent`'s files pairs lines ([`Reader::pairs_lines`]).
-fn pairs_lines(agent: crate::model::Agent) -> bool {
-    crate::read::READERS.iter().any(|r| r.agent() == Some(agent) && r.pairs_lines())
+/// Whether `event` of a file's last line may change with the next ([`Reader::may_pair_with_next`]).
+fn may_pair_with_next(event: &Event) -> bool {
+    crate::read::READERS.iter().any(|r| r.agent() == Some(event.agent) && r.may_pair_with_next(event))
 }
 
 /// The key an event is remembered by: the first 8 bytes of the SHA-1 of its id.
@@ -353,12 +353,13 @@ impl Destination for Giving<'_> {
         let usage = matches!(&event.payload, Payload::Meta(m) if m.meta_type == MetaType::Usage);
         let generation = self.generations.get(&event.source.file).copied().unwrap_or(0);
         let by_id = key(&format!("{generation}/{}", event.id));
-        // An event of the last line of a file still being written, from an agent that writes an
-        // item over two lines: it waits for the next line, or for the file to settle.
+        // An event of the last line of a file still being written that the next line may change
+        // (an agent that writes an item over two lines): it waits for that line, or for the file
+        // to settle.
         if !self.settled
             && self.last_lines.get(&event.source.file).is_some_and(|last| event.source.line >= *last)
             && !self.given.contains(&by_id)
-            && pairs_lines(event.agent)
+            && may_pair_with_next(&event)
         {
             self.holding.insert(self.current.clone());
             return (self.out)(event, Given::Held);

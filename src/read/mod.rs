@@ -115,11 +115,11 @@ pub trait Reader: Send + Sync {
     /// Whether a file starting like `head` is in this reader's format.
     fn sniff(&self, head: &Head<'_>) -> bool;
 
-    /// Whether the agent writes one item over two lines, so that what a file's last line gives
-    /// may change once the next is written (Codex: an answer's `item_completed` before its
-    /// `response_item`, a usage record before its `token_count`). A follower holds the events of
-    /// such a last line back until the file grows or settles.
-    fn pairs_lines(&self) -> bool {
+    /// Whether `event`, read from a file's last line, may change once the next line is written:
+    /// the agent writes some items over two lines (Codex: an answer's `item_completed` before its
+    /// `response_item`, a typed prompt before its `item_completed`, a usage record before its
+    /// `token_count`). A follower holds such an event back until the file grows or settles.
+    fn may_pair_with_next(&self, _event: &crate::model::Event) -> bool {
         false
     }
 

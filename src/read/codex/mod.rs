@@ -56,8 +56,9 @@ impl Reader for Codex {
         }) || side::sniff(head.records)
     }
 
-    fn pairs_lines(&self) -> bool {
-        true
+    fn may_pair_with_next(&self, event: &crate::model::Event) -> bool {
+        matches!(event.payload, crate::model::Payload::Message(_))
+            || event.source.record_type.as_deref() == Some("token_usage_record")
     }
 
     fn home(&self) -> Option<&'static str> {

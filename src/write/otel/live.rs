@@ -3,15 +3,16 @@
 //!
 //! A session's spans are built again from all its events whenever it changes, with the same
 //! ids each time. A response's span goes once its usage is known, a tool call's once its output
-//! is; a session's and a subagent's span, and calls never answered, once the session has been
-//! quiet for a while, with the times they have then (the spans of a session that goes on after
-//! that still go, under the same session span). The spans sent are remembered by id
-//! ([`Sent`]), to be kept between runs.
+//! is; a session's and a subagent's span, and calls never answered, once the session's files
+//! have been quiet for a while, with the times they have then (the spans of a session that goes
+//! on after that still go, under the same session span). The spans sent are remembered by id
+//! ([`Sent`]), to be kept between runs, and so are the files of sessions not quiet yet when a
+//! run ends ([`Live::close`]), for the next run to read again.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
@@ -24,10 +25,10 @@ use super::spans::Session;
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Sent(BTreeMap<String, BTreeSet<u64>>);
 
-/// A session's spans as they are now.
+/// A session's spans as they are now, and the files they come from.
 struct Tracked {
     spans: Session,
-    changed: Instant,
+    files: std::collections::BTreeSet<String>,
 }
 
 /// Sends the spans of sessions that change.
@@ -57,28 +58,27 @@ impl Live {
     ///
     /// # Errors
     /// When a batch cannot be queued.
-    pub fn session(&mut self, events: &[Event], now: Instant) -> io::Result<()> {
+    pub fn session(&mut self, events: &[Event]) -> io::Result<()> {
         let Some(first) = events.first() else { return Ok(()) };
         let key = key(first.agent, &first.session_id);
         let mut spans = Session::new(first.agent, &first.session_id, self.content);
         events.iter().for_each(|e| spans.add(e));
-        let tracked = Tracked { spans, changed: now };
+        let files = events.iter().map(|e| e.source.file.clone()).collect();
+        let tracked = Tracked { spans, files };
         self.send(&key, &tracked, false)?;
         self.sessions.insert(key, tracked);
         Ok(())
     }
 
-    /// Sends the spans left of the sessions quiet since `quiet` before `now`, and forgets them.
+    /// Sends the spans left of the sessions whose files have been quiet long enough, and
+    /// forgets those sessions.
     ///
     /// # Errors
     /// When a batch cannot be queued.
-    pub fn tick(&mut self, now: Instant) -> io::Result<()> {
-        let quiet: Vec<String> = self
-            .sessions
-            .iter()
-            .filter(|(_, t)| now.duration_since(t.changed) >= self.quiet)
-            .map(|(k, _)| k.clone())
-            .collect();
+    pub fn tick(&mut self) -> io::Result<()> {
+        let now = SystemTime::now();
+        let quiet: Vec<String> =
+            self.sessions.iter().filter(|(_, t)| self.is_quiet(t, now)).map(|(k, _)| k.clone()).collect();
         for key in quiet {
             let tracked = self.sessions.remove(&key).expect("listed above");
             self.send(&key, &tracked, true)?;
@@ -86,15 +86,24 @@ impl Live {
         self.exporter.flush()
     }
 
-    /// Sends every span not sent yet, as when all sessions went quiet.
+    /// Sends what [`Live::tick`] sends, and gives the files of the sessions not quiet yet: a
+    /// later run reads them again ([`Live::session`]) and sends the rest of their spans once
+    /// they are.
     ///
     /// # Errors
     /// When a batch cannot be queued.
-    pub fn close(&mut self) -> io::Result<()> {
-        for (key, tracked) in std::mem::take(&mut self.sessions) {
-            self.send(&key, &tracked, true)?;
-        }
-        self.exporter.flush()
+    pub fn close(&mut self) -> io::Result<BTreeSet<String>> {
+        self.tick()?;
+        Ok(std::mem::take(&mut self.sessions).into_values().flat_map(|t| t.files).collect())
+    }
+
+    /// Whether all of a session's files are older than `quiet`, or gone.
+    fn is_quiet(&self, tracked: &Tracked, now: SystemTime) -> bool {
+        tracked.files.iter().all(|file| {
+            std::fs::metadata(file)
+                .and_then(|m| m.modified())
+                .map_or(true, |t| now.duration_since(t).is_ok_and(|age| age >= self.quiet))
+        })
     }
 
     /// What has been sent, to be saved.
