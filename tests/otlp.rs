@@ -6,7 +6,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -239,15 +239,10 @@ fn watch_keeps_what_it_could_not_send_for_its_next_run() {
 
 #[test]
 fn a_running_watch_sends_each_span_once_as_soon_as_it_is_complete() {
-    let file = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
-    let expected = expected_spans(&file);
-    let text = common::text(&file);
-    let lines: Vec<&str> = text.lines().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("projects/-work");
-    std::fs::create_dir_all(&project).unwrap();
-    let live = project.join(file.file_name().unwrap());
-    std::fs::write(&live, format!("{}\n", lines[..lines.len() / 2].join("\n"))).unwrap();
+    let expected = expected_spans(&common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl"));
+    let mut session = common::Growing::claude();
+    session.write_to(session.lines.len() / 2);
+    let project = session.folder.clone();
     let receiver = Receiver::start(Vec::new(), Duration::from_secs(60));
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
         .args(["watch", "--interval", "100", "--session-quiet", "4", "--otlp-endpoint", &receiver.url()])
@@ -270,11 +265,7 @@ fn a_running_watch_sends_each_span_once_as_soon_as_it_is_complete() {
     let names = receiver.names.lock().unwrap().clone();
     assert!(named(&names, "chat") > 0, "no response's span while the session went on");
     assert_eq!(named(&names, "invoke_agent"), 0, "the session's span before it was quiet: {names:?}");
-    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
-    for line in &lines[lines.len() / 2..] {
-        writeln!(f, "{line}").unwrap();
-    }
-    drop(f);
+    session.finish();
     wait_for(&|names| named(names, "invoke_agent") > 0);
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap();
@@ -284,16 +275,10 @@ fn a_running_watch_sends_each_span_once_as_soon_as_it_is_complete() {
 
 #[test]
 fn a_session_that_grows_between_two_runs_has_each_span_sent_once() {
-    let file = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
-    let expected = expected_spans(&file);
-    let text = common::text(&file);
-    let lines: Vec<&str> = text.lines().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("projects/-work");
-    std::fs::create_dir_all(&project).unwrap();
-    let live = project.join(file.file_name().unwrap());
-    let state = dir.path().join("watch.state");
-    std::fs::write(&live, format!("{}\n", lines[..lines.len() / 2].join("\n"))).unwrap();
+    let expected = expected_spans(&common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl"));
+    let mut session = common::Growing::claude();
+    session.write_to(session.lines.len() / 2);
+    let (project, state) = (session.folder.clone(), session.path("watch.state"));
     let receiver = Receiver::start(Vec::new(), Duration::from_secs(60));
     let watch = |quiet: &str| {
         // Files unchanged for 1.5 s have settled: the usage of their last response is final.
@@ -313,11 +298,7 @@ fn a_session_that_grows_between_two_runs_has_each_span_sent_once() {
     assert!(!receiver.taken().is_empty());
     assert_eq!(roots(), 0);
     // ... for a later run, after the session went on, to send the rest once it is quiet.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&live).unwrap();
-    for line in &lines[lines.len() / 2..] {
-        writeln!(f, "{line}").unwrap();
-    }
-    drop(f);
+    session.finish();
     watch("60");
     assert_eq!(roots(), 0);
     watch("1");

@@ -45,14 +45,9 @@ fn settle() {
 
 #[test]
 fn lines_come_once_as_they_are_written_and_a_restart_repeats_nothing() {
-    let file = common::own_corpus().join("recorded/claude/2.1.328/tools.jsonl");
-    let text = common::text(&file);
-    let lines: Vec<&str> = text.lines().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("projects/-work");
-    std::fs::create_dir_all(&project).unwrap();
-    let live = project.join(file.file_name().unwrap());
-    let state = dir.path().join("watch.state");
+    let session = common::Growing::claude();
+    let lines: Vec<&str> = session.lines.iter().map(String::as_str).collect();
+    let (project, live, state) = (session.folder.clone(), session.live.clone(), session.path("watch.state"));
 
     // Ten lines and half of the eleventh: nothing of the eleventh yet.
     let half = lines[10].len() / 2;
@@ -160,28 +155,12 @@ fn a_truncated_file_is_reported_and_read_again() {
 
 #[test]
 fn a_running_watch_writes_lines_as_they_come_and_new_skips_what_was_there() {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("projects/-work");
     std::fs::create_dir_all(&project).unwrap();
     let live = project.join("5e55-1.jsonl");
     std::fs::write(&live, format!("{}\n", assistant("a1", "u0", "there before", 5))).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("agentlog"))
-        .args(["watch", "--new", "--interval", "50", "--color", "never"])
-        .arg(&project)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, got) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if lines.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
+    let (mut child, got) = spawn_watch(&["--new", "--interval", "50", "--color", "never"], &project);
     std::thread::sleep(std::time::Duration::from_millis(400));
     // A new file and a line added to the old one, while it runs.
     std::fs::write(
@@ -297,23 +276,15 @@ fn a_codex_item_written_over_two_lines_is_given_as_the_finished_file_has_it() {
     // A real Codex 0.169.0 rollout, read while it is written: after line 10 (an answer's
     // item_completed, written before its response_item) and line 13 (a usage record, before
     // its token_count), then whole.
-    let file = common::own_corpus().join("recorded/codex/0.169.0/tools.jsonl");
-    let text = common::text(&file);
-    let lines: Vec<&str> = text.lines().collect();
-    let dir = tempfile::tempdir().unwrap();
-    let sessions = dir.path().join("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let live = sessions.join("rollout-2026-01-01T00-00-00-019c0000-0000-7000-8000-000000000000.jsonl");
-    let state = dir.path().join("watch.state");
+    let mut rollout = common::Growing::new(
+        "recorded/codex/0.169.0/tools.jsonl",
+        "sessions",
+        "rollout-2026-01-01T00-00-00-019c0000-0000-7000-8000-000000000000.jsonl",
+    );
+    let (sessions, state) = (rollout.folder.clone(), rollout.path("watch.state"));
     let mut given = Vec::new();
-    let mut written = 0;
-    for upto in [10, 13, lines.len()] {
-        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&live).unwrap();
-        for line in &lines[written..upto] {
-            writeln!(f, "{line}").unwrap();
-        }
-        drop(f);
-        written = upto;
+    for upto in [10, 13, rollout.lines.len()] {
+        rollout.write_to(upto);
         given.extend(round(&sessions, &state).0);
     }
     settle();

@@ -292,3 +292,55 @@ pub fn independent<P: AsRef<std::ffi::OsStr>>(script: &str, files: &[P]) -> Opti
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     Some(serde_json::from_slice(&out.stdout).unwrap())
 }
+
+/// A recorded session file being written again, line by line, into a temporary agent store:
+/// for tests that follow files as they grow (`watch`).
+pub struct Growing {
+    /// The temporary folder; `state` and other files of the test go here.
+    pub dir: tempfile::TempDir,
+    /// The folder the live file is in (a Claude Code project, a Codex sessions folder).
+    pub folder: PathBuf,
+    /// The file being written.
+    pub live: PathBuf,
+    /// The recorded file's lines.
+    pub lines: Vec<String>,
+    written: usize,
+}
+
+impl Growing {
+    /// The recorded file `recorded` (under the project's corpus), to be written as `name` in
+    /// `folder` (relative to a new temporary folder); nothing written yet.
+    pub fn new(recorded: &str, folder: &str, name: &str) -> Growing {
+        let text = text(&own_corpus().join(recorded));
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(folder);
+        std::fs::create_dir_all(&folder).unwrap();
+        let live = folder.join(name);
+        Growing { dir, folder, live, lines: text.lines().map(str::to_owned).collect(), written: 0 }
+    }
+
+    /// A Claude Code session recorded at 2.1.328 (`tools`), in a project folder.
+    pub fn claude() -> Growing {
+        Growing::new("recorded/claude/2.1.328/tools.jsonl", "projects/-work", "tools.jsonl")
+    }
+
+    /// Appends the recorded lines up to line `upto` (counted from 1), each with its newline.
+    pub fn write_to(&mut self, upto: usize) {
+        use std::io::Write as _;
+        let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&self.live).unwrap();
+        for line in &self.lines[self.written..upto] {
+            writeln!(f, "{line}").unwrap();
+        }
+        self.written = upto;
+    }
+
+    /// Appends the rest.
+    pub fn finish(&mut self) {
+        self.write_to(self.lines.len());
+    }
+
+    /// A path in the temporary folder.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
