@@ -24,6 +24,8 @@ Examples:
   agentlog tools --by family                         calls, failures and durations per tool family
   agentlog handoff 7acd --to claude-code --write     continue a session of any agent in Claude Code
   agentlog watch --new | jq .kind                    every event as the agents write it
+  agentlog search '\"migration failed\"'              the sessions that say so, best first
+  claude mcp add agentlog -- agentlog mcp            let an agent search earlier sessions
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
@@ -67,6 +69,14 @@ pub enum Command {
     /// Hand a session of any agent over to Claude Code or Codex: write it where that agent
     /// resumes it, and print the command that does.
     Handoff(HandoffArgs),
+    /// Find the sessions whose prompts, answers, reasoning or tool calls match words, phrases or
+    /// a regular expression.
+    Search(SearchArgs),
+    /// List the sessions, newest first: start, agent, id, project and first prompt.
+    Sessions(SessionsArgs),
+    /// Serve the sessions to agents over the Model Context Protocol (stdio): list, search, read,
+    /// usage and tool statistics.
+    Mcp(McpArgs),
     /// Follow the agents' session files and write new events on standard output as unified
     /// JSON lines, as the agents write them.
     Watch(WatchArgs),
@@ -482,6 +492,112 @@ pub struct WatchArgs {
     /// Sending traces to an OTLP endpoint as sessions go.
     #[command(flatten)]
     pub otlp: OtlpArgs,
+}
+
+/// Arguments of `agentlog search`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Examples:
+  agentlog search migration                      sessions that mention it, best first
+  agentlog search '\"database migration\" failed' --since 2026-10-01
+  agentlog search 'TODO|FIXME' --regex --in answer
+  agentlog search pytest --kind tool_call --tool Bash --json")]
+pub struct SearchArgs {
+    /// Words and \"quoted phrases\", all of which a session must hold (case-insensitive, whole
+    /// words); with --regex, one regular expression.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+
+    /// As for convert; none reads the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// QUERY is a regular expression (Rust syntax, case-insensitive unless it says `(?-i)`).
+    #[arg(long)]
+    pub regex: bool,
+
+    /// Search only these parts of sessions (repeatable, or comma-separated).
+    #[arg(long = "in", value_name = "PART", value_delimiter = ',', value_parser = ["prompt", "answer", "reasoning", "tool-input", "tool-output"])]
+    pub fields: Vec<String>,
+
+    /// Search only events of these kinds (repeatable, or comma-separated).
+    #[arg(long = "kind", value_name = "KIND", value_delimiter = ',', value_parser = ["message", "reasoning", "tool_call", "tool_output"])]
+    pub kinds: Vec<String>,
+
+    /// Search only what this role wrote: user (prompts), assistant (answers, reasoning, tool
+    /// calls), tool (tool outputs); repeatable.
+    #[arg(long = "role", value_name = "ROLE", value_delimiter = ',', value_parser = ["user", "assistant", "tool"])]
+    pub roles: Vec<String>,
+
+    /// Search only the calls and outputs of this tool: a part of its name or a glob pattern;
+    /// repeatable.
+    #[arg(long = "tool", value_name = "PATTERN")]
+    pub tools: Vec<String>,
+
+    /// Show this many sessions at most.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+
+    /// One JSON document: the sessions, each with its best matches.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Which sessions and events are searched.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+/// Arguments of `agentlog sessions`.
+#[derive(Debug, clap::Args)]
+pub struct SessionsArgs {
+    /// As for convert; none reads the agents' default places.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
+
+    /// One JSON document: `sessions_total`, `next_offset` and the sessions.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Show this many sessions at most.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Skip this many sessions first (the next page).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: usize,
+
+    /// Threads reading inputs; all cores by default.
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Which sessions are listed.
+    #[command(flatten)]
+    pub filter: FilterArgs,
+}
+
+/// Arguments of `agentlog mcp`.
+#[derive(Debug, clap::Args)]
+pub struct McpArgs {
+    /// The inputs its tools read, as for convert; none reads the agents' default places. No
+    /// tool reaches a file outside them.
+    #[arg(value_name = "INPUT")]
+    pub inputs: Vec<String>,
+
+    /// Input format, as for convert.
+    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
+    pub from: String,
 }
 
 /// Arguments of `agentlog drift`.

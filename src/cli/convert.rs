@@ -241,7 +241,7 @@ pub fn run(plan: &Plan, redaction: Option<super::redact::Redaction>, reporter: &
     let progress = reporter.progress_bar(total);
 
     let target = match &plan.output {
-        None => Target::Stream(Box::new(io::stdout())),
+        None => Target::Stream(super::mcp::stdout()),
         Some(path) => Target::Path(path.clone()),
     };
     let mut sink = match plan.writer.open(target, &plan.options) {

@@ -13,9 +13,11 @@ mod guard;
 mod handoff;
 mod incremental;
 mod ls;
+mod mcp;
 mod otlp;
 mod redact;
 mod report;
+mod search;
 mod sum;
 mod table;
 mod tools;
@@ -109,6 +111,9 @@ fn run_with(args: Args, reporter: &Reporter) -> Exit {
         Command::Archive(args) => run_archive(&args, reporter),
         Command::Usage(args) => usage::run(args, reporter),
         Command::Tools(args) => tools::run(&args, reporter),
+        Command::Search(args) => search::run(&args, reporter),
+        Command::Sessions(args) => search::sessions(&args, reporter),
+        Command::Mcp(args) => mcp::run(&args, reporter),
         Command::Drift(args) => drift::run(&args, reporter),
         Command::Handoff(args) => handoff::run(args, reporter),
         Command::Watch(args) => watch::run(&args, reporter),
@@ -165,7 +170,7 @@ fn refused_on_terminal(what: &str, instead: &str) -> CliError {
 
 /// Writes `bytes` to standard output; a reader that went away early is no error.
 fn print(bytes: &[u8], reporter: &Reporter) -> Exit {
-    match io::stdout().lock().write_all(bytes) {
+    match mcp::stdout().write_all(bytes) {
         Ok(()) => Exit::Success,
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Exit::Success,
         Err(e) => {

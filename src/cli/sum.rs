@@ -59,6 +59,21 @@ pub fn sum<T: Sums>(
     reporter: &Reporter,
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
+    sum_where(inputs, from, settings, reporter, &|_| true, add)
+}
+
+/// [`sum`] over the groups of inputs `keep` chooses: those it leaves out are not read.
+///
+/// # Errors
+/// The exit status of a run that could not sum at all.
+pub fn sum_where<T: Sums>(
+    inputs: &[String],
+    from: &str,
+    settings: &Settings,
+    reporter: &Reporter,
+    keep: &(dyn Fn(&pipeline::Group) -> bool + Sync),
+    add: impl Fn(&mut T, &Event) + Sync,
+) -> Result<(T, Totals), Exit> {
     let reader = super::reader_named(from);
     let (specs, mut errors) = super::resolve_inputs(inputs, reader);
     if specs.is_empty() && errors.is_empty() {
@@ -66,6 +81,10 @@ pub fn sum<T: Sums>(
     }
     let inputs = specs;
     let (groups, plan_errors) = pipeline::plan(&inputs, reader, &|_| None, settings);
+    let groups: Vec<pipeline::Group> = {
+        use rayon::prelude::*;
+        groups.into_par_iter().filter(|g| keep(g)).collect()
+    };
     errors.extend(plan_errors);
     for e in &errors {
         reporter.error(e);

@@ -7,6 +7,7 @@
 
 pub mod drift;
 pub mod filter;
+pub mod search;
 pub mod time;
 pub mod tools;
 pub mod usage;
@@ -40,6 +41,12 @@ impl Sums for drift::DriftTable {
 impl Sums for usage::UsageTable {
     fn merge(&mut self, other: Self) {
         usage::UsageTable::merge(self, other);
+    }
+}
+
+impl Sums for search::Results {
+    fn merge(&mut self, other: Self) {
+        search::Results::merge(self, other);
     }
 }
 
