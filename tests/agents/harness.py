@@ -440,6 +440,16 @@ def base_env(home: Path, exe: Path) -> dict:
 LEAN_SYSTEM_PROMPT = "You are a coding agent under test. Follow the instructions of the user."
 
 
+def skip_or_fail(reason: str) -> None:
+    """Skips a test that cannot run here (no agent, no binary), except under CI (CI=true), which
+    must run them all: there it fails."""
+    import pytest
+
+    if os.environ.get("CI") == "true":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
 class ClaudeAdapter:
     """Claude Code: ``claude -p`` with ANTHROPIC_BASE_URL pointing at the server."""
 

@@ -41,14 +41,9 @@ import harness  # noqa: E402
 PREPARED = os.environ.get("AGENTLOG_AGENTS_OUT")
 # AGENTLOG_AGENTS=claude,codex runs only those agents.
 ONLY = [a for a in os.environ.get("AGENTLOG_AGENTS", "").split(",") if a]
-IN_CI = os.environ.get("CI") == "true"
 
 
-def _skip(reason: str) -> None:
-    """Skips, except under CI, which must run the agents."""
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
+_skip = harness.skip_or_fail
 
 
 def _cases():

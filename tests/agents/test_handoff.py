@@ -28,14 +28,10 @@ import handoff  # noqa: E402
 import harness  # noqa: E402
 
 PREPARED = os.environ.get("AGENTLOG_HANDOFF_OUT")
-IN_CI = os.environ.get("CI") == "true"
 CASES = handoff.cases()
 
 
-def _skip(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
+_skip = harness.skip_or_fail
 
 
 @pytest.fixture(scope="session")

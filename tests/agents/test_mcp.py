@@ -36,13 +36,9 @@ mcp_run = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(mcp_run)
 
 PREPARED = os.environ.get("AGENTLOG_MCP_OUT")
-IN_CI = os.environ.get("CI") == "true"
 
 
-def _skip(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
+_skip = harness.skip_or_fail
 
 
 @pytest.fixture(scope="session")

@@ -29,7 +29,6 @@ import harness  # noqa: E402
 import watch  # noqa: E402
 
 PREPARED = os.environ.get("AGENTLOG_WATCH_OUT")
-IN_CI = os.environ.get("CI") == "true"
 CASES = [(a, s) for a in watch.AGENTS for s in harness.AGENTS[a].scenarios]
 RESTARTS = [(a, k) for a in watch.AGENTS for k in ("restart", "restart-settled")]
 KINDS = [(a, k) for a in watch.AGENTS for k in ("live", "restart", "restart-settled")]
@@ -38,10 +37,7 @@ LATENCY_P95_MS = 1000
 IDLE_CPU_PERCENT = 2.0
 
 
-def _skip(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
+_skip = harness.skip_or_fail
 
 
 @pytest.fixture(scope="session")
