@@ -160,6 +160,16 @@ struct SumParams {
     filters: Filters,
 }
 
+impl SumParams {
+    /// The command line of `usage --json` or `tools --json`.
+    fn args(&self) -> Vec<String> {
+        let mut args = self.filters.args();
+        args.push("--json".to_owned());
+        args.extend(self.by.iter().flatten().map(|key| format!("--by={key}")));
+        args
+    }
+}
+
 /// A page of text: its characters from `offset`, at most `limit`.
 fn page(text: &str, offset: usize, limit: usize) -> serde_json::Value {
     let total = text.chars().count();
@@ -273,23 +283,13 @@ impl Server {
     /// Tokens and cost, per day, week, month, session, project, model or agent (JSON).
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn usage(&self, Parameters(p): Parameters<SumParams>) -> CallToolResult {
-        let mut args = p.filters.args();
-        args.push("--json".to_owned());
-        for key in p.by.unwrap_or_default() {
-            args.push(format!("--by={key}"));
-        }
-        self.command("usage", args, Vec::new()).await
+        self.command("usage", p.args(), Vec::new()).await
     }
 
     /// Tool calls, failures and durations, per tool, family, session, project, day, agent or
     /// model (JSON).
     #[tool(annotations(read_only_hint = true, open_world_hint = false))]
     async fn tool_stats(&self, Parameters(p): Parameters<SumParams>) -> CallToolResult {
-        let mut args = p.filters.args();
-        args.push("--json".to_owned());
-        for key in p.by.unwrap_or_default() {
-            args.push(format!("--by={key}"));
-        }
-        self.command("tools", args, Vec::new()).await
+        self.command("tools", p.args(), Vec::new()).await
     }
 }
