@@ -33,13 +33,15 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     };
     query.filter = filter;
     let settings = Settings::new(super::sum::threads(args.jobs), read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
-    // A group of text files whose raw bytes lack a term cannot match: it is not parsed.
-    // Databases (a value may be split across pages), compressed files, standard input and a
-    // file that cannot be opened here are read.
+    // A group of session files whose raw bytes lack a term cannot match: it is not parsed. Only
+    // the files of agents whose sessions are their files alone are looked through (Claude Code,
+    // Codex, Copilot CLI); the others' readers take text from other files (OpenCode's parts,
+    // OpenHands' events) or from databases, where a value may be split across pages. Standard
+    // input and a file that cannot be opened here are read.
     let keep = |group: &crate::pipeline::Group| {
         let mut scan = query.scan();
         group.items.iter().any(|item| match &item.spec {
-            crate::pipeline::InputSpec::File(name) if is_text(name) => {
+            crate::pipeline::InputSpec::File(name) if self_contained(item.reader) && is_text(name) => {
                 std::fs::File::open(name).and_then(|f| scan.read(f)).unwrap_or(true)
             }
             _ => true,
@@ -68,6 +70,12 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     };
     let printed = super::print(text.as_bytes(), reporter).max(Exit::of(&totals));
     if ranked.is_empty() && printed == Exit::Success { Exit::Warnings } else { printed }
+}
+
+/// Whether a reader takes a session's text from its own file only.
+fn self_contained(reader: &dyn read::Reader) -> bool {
+    use crate::model::Agent;
+    matches!(reader.agent(), Some(Agent::ClaudeCode | Agent::Codex | Agent::CopilotCli))
 }
 
 /// Whether a file holds its text as it is: JSON lines, JSON, Markdown.
