@@ -8,6 +8,12 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::read::READERS;
 use crate::write::WRITERS;
 
+mod find;
+mod live;
+
+pub use find::{McpArgs, SearchArgs, SessionsArgs};
+pub use live::{OtlpArgs, OtlpProtocol, WatchArgs};
+
 /// Examples at the end of `agentlog --help`.
 const EXAMPLES: &str = "\
 Examples:
@@ -212,49 +218,6 @@ pub struct ConvertArgs {
     pub redact: super::redact::RedactArgs,
 }
 
-/// Where and how traces are sent (`--otlp-endpoint`, with `--to otel`). The standard
-/// environment variables `OTEL_EXPORTER_OTLP_HEADERS` (`OTEL_EXPORTER_OTLP_TRACES_HEADERS`),
-/// `OTEL_EXPORTER_OTLP_PROTOCOL` and `OTEL_EXPORTER_OTLP_COMPRESSION` are read too, so that
-/// secrets need not be on the command line.
-#[derive(Debug, Clone, clap::Args)]
-#[command(next_help_heading = "OTLP export")]
-pub struct OtlpArgs {
-    /// Send the traces to this OTLP/HTTP endpoint instead of writing them: a URL ending in
-    /// /v1/traces (one with no path gets it). Implies --to otel.
-    #[arg(long, value_name = "URL")]
-    pub otlp_endpoint: Option<String>,
-
-    /// The wire encoding: protobuf, which every OTLP receiver takes, or OTLP/JSON.
-    #[arg(long, value_enum, value_name = "ENCODING")]
-    pub otlp_protocol: Option<OtlpProtocol>,
-
-    /// Gzip the requests.
-    #[arg(long)]
-    pub otlp_gzip: bool,
-
-    /// A header sent with every request, for authentication (repeatable): `NAME=VALUE`.
-    #[arg(long, value_name = "NAME=VALUE")]
-    pub otlp_header: Vec<String>,
-
-    /// How long one request may take, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10)]
-    pub otlp_timeout: u64,
-
-    /// How long to go on trying while the endpoint fails (429, 5xx, timeouts, refused), in
-    /// seconds, before giving batches up.
-    #[arg(long, value_name = "SECS", default_value_t = 300)]
-    pub otlp_retry_for: u64,
-}
-
-/// `--otlp-protocol`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OtlpProtocol {
-    /// `application/x-protobuf`.
-    Protobuf,
-    /// `application/json`.
-    Json,
-}
-
 /// `--reasoning`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReasoningArg {
@@ -421,183 +384,6 @@ pub struct HandoffArgs {
     /// Secrets and pseudonyms.
     #[command(flatten)]
     pub redact: super::redact::RedactArgs,
-}
-
-/// Arguments of `agentlog watch`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Examples:
-  agentlog watch                                   every agent's sessions, as they are written
-  agentlog watch ~/.codex/sessions --state codex.watch | jq .kind
-  agentlog watch --state s.watch --once            what is new since the last run, then stop")]
-pub struct WatchArgs {
-    /// As for convert; none follows the agents' default places. New files there are picked up.
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
-
-    /// Input format, as for convert.
-    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
-    pub from: String,
-
-    /// Keep what was seen and written in this file, so that a later run starts where this one
-    /// stopped: no event written twice, none missed. Without it, a run starts with every event
-    /// there is.
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<std::path::PathBuf>,
-
-    /// How often to look at the files, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 500)]
-    pub interval: u64,
-
-    /// Look once, write what is new, and stop.
-    #[arg(long)]
-    pub once: bool,
-
-    /// Start from now: what the files hold already is taken as written, and only what comes
-    /// after is (without --state, or with a new one).
-    #[arg(long)]
-    pub new: bool,
-
-    /// Threads reading inputs; all cores by default.
-    #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
-
-    /// Keep a file per session in this directory, written again as the session grows, in the
-    /// format of --to; standard output then carries nothing.
-    #[arg(long, short = 'o', value_name = "DIR/")]
-    pub output: Option<PathBuf>,
-
-    /// The format of the files of -o DIR/: unified (JSONL), markdown, html, atif, interchange.
-    #[arg(long, short = 't', default_value = "unified", value_name = "FORMAT")]
-    pub to: String,
-
-    /// OpenTelemetry: record message content on the spans.
-    #[arg(long)]
-    pub otel_content: bool,
-
-    /// A session's own span, and calls never answered, are sent once it has been quiet this
-    /// many seconds (its other spans go as soon as they are complete).
-    #[arg(long, value_name = "SECS", default_value_t = 60)]
-    pub session_quiet: u64,
-
-    /// Batches not yet taken by the endpoint wait in this folder, and are sent by the next run
-    /// (default: FILE.otlp/ beside --state FILE).
-    #[arg(long, value_name = "DIR")]
-    pub otlp_spool: Option<PathBuf>,
-
-    /// Look for changes by polling only, also where the file system sends notifications.
-    #[arg(long)]
-    pub poll: bool,
-
-    /// Sending traces to an OTLP endpoint as sessions go.
-    #[command(flatten)]
-    pub otlp: OtlpArgs,
-}
-
-/// Arguments of `agentlog search`.
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Examples:
-  agentlog search migration                      sessions that mention it, best first
-  agentlog search '\"database migration\" failed' --since 2026-10-01
-  agentlog search 'TODO|FIXME' --regex --in answer
-  agentlog search pytest --kind tool_call --tool Bash --json")]
-pub struct SearchArgs {
-    /// Words and \"quoted phrases\", all of which a session must hold (case-insensitive, whole
-    /// words); with --regex, one regular expression.
-    #[arg(value_name = "QUERY")]
-    pub query: String,
-
-    /// As for convert; none reads the agents' default places.
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
-
-    /// Input format, as for convert.
-    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
-    pub from: String,
-
-    /// QUERY is a regular expression (Rust syntax, case-insensitive unless it says `(?-i)`).
-    #[arg(long)]
-    pub regex: bool,
-
-    /// Search only these parts of sessions (repeatable, or comma-separated).
-    #[arg(long = "in", value_name = "PART", value_delimiter = ',', value_parser = ["prompt", "answer", "reasoning", "tool-input", "tool-output"])]
-    pub fields: Vec<String>,
-
-    /// Search only events of these kinds (repeatable, or comma-separated).
-    #[arg(long = "kind", value_name = "KIND", value_delimiter = ',', value_parser = ["message", "reasoning", "tool_call", "tool_output"])]
-    pub kinds: Vec<String>,
-
-    /// Search only what this role wrote: user (prompts), assistant (answers, reasoning, tool
-    /// calls), tool (tool outputs); repeatable.
-    #[arg(long = "role", value_name = "ROLE", value_delimiter = ',', value_parser = ["user", "assistant", "tool"])]
-    pub roles: Vec<String>,
-
-    /// Search only the calls and outputs of this tool: a part of its name or a glob pattern;
-    /// repeatable.
-    #[arg(long = "tool", value_name = "PATTERN")]
-    pub tools: Vec<String>,
-
-    /// Show this many sessions at most.
-    #[arg(long, value_name = "N", default_value_t = 20)]
-    pub limit: usize,
-
-    /// One JSON document: the sessions, each with its best matches.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Threads reading inputs; all cores by default.
-    #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
-
-    /// Which sessions and events are searched.
-    #[command(flatten)]
-    pub filter: FilterArgs,
-}
-
-/// Arguments of `agentlog sessions`.
-#[derive(Debug, clap::Args)]
-pub struct SessionsArgs {
-    /// As for convert; none reads the agents' default places.
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
-
-    /// Input format, as for convert.
-    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
-    pub from: String,
-
-    /// One JSON document: `sessions_total`, `next_offset` and the sessions.
-    #[arg(long)]
-    pub json: bool,
-
-    /// Show this many sessions at most.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
-
-    /// Skip this many sessions first (the next page).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub offset: usize,
-
-    /// Threads reading inputs; all cores by default.
-    #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
-
-    /// Which sessions are listed.
-    #[command(flatten)]
-    pub filter: FilterArgs,
-}
-
-/// Arguments of `agentlog mcp`.
-#[derive(Debug, clap::Args)]
-pub struct McpArgs {
-    /// The inputs its tools read, as for convert; none reads the agents' default places. No
-    /// tool reaches a file outside them.
-    #[arg(value_name = "INPUT")]
-    pub inputs: Vec<String>,
-
-    /// Input format, as for convert.
-    #[arg(long, short = 'f', default_value = "auto", value_parser = PossibleValuesParser::new(from_values()))]
-    pub from: String,
 }
 
 /// Arguments of `agentlog drift`.
@@ -772,11 +558,11 @@ fn usage_keys() -> Vec<&'static str> {
     crate::stats::usage::UsageKey::ALL.iter().map(|k| k.name()).collect()
 }
 
-fn agent_values() -> Vec<&'static str> {
+pub(super) fn agent_values() -> Vec<&'static str> {
     READERS.iter().filter_map(|r| r.agent()).map(|a| a.as_str()).collect()
 }
 
-fn from_values() -> Vec<clap::builder::PossibleValue> {
+pub(super) fn from_values() -> Vec<clap::builder::PossibleValue> {
     let auto = clap::builder::PossibleValue::new("auto").help("tell each file's agent from its content");
     std::iter::once(auto)
         .chain(READERS.iter().map(|r| clap::builder::PossibleValue::new(r.name()).help(r.description())))
