@@ -274,8 +274,8 @@ fn a_directory_of_transcripts_is_kept_current_and_its_index_lists_every_session(
 #[test]
 fn a_codex_item_written_over_two_lines_is_given_as_the_finished_file_has_it() {
     // A real Codex 0.169.0 rollout, read while it is written: after line 10 (an answer's
-    // item_completed, written before its response_item) and line 13 (a usage record, before
-    // its token_count), then whole.
+    // item_completed, written before its response_item), lines 13 to 15 (a usage record, then
+    // two other lines before its token_count on line 16), then whole.
     let mut rollout = common::Growing::new(
         "recorded/codex/0.169.0/tools.jsonl",
         "sessions",
@@ -283,7 +283,7 @@ fn a_codex_item_written_over_two_lines_is_given_as_the_finished_file_has_it() {
     );
     let (sessions, state) = (rollout.folder.clone(), rollout.path("watch.state"));
     let mut given = Vec::new();
-    for upto in [10, 13, rollout.lines.len()] {
+    for upto in [10, 13, 14, 15, rollout.lines.len()] {
         rollout.write_to(upto);
         given.extend(round(&sessions, &state).0);
     }

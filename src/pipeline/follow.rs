@@ -20,7 +20,7 @@ use std::os::unix::fs::MetadataExt;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Event, MetaType, Payload};
-use crate::read::{InputDiagnostic, Reader, Settings};
+use crate::read::{InputDiagnostic, Reader, Settings, Unfinished};
 
 use super::{Destination, InputError, InputSpec, Outcome, plan, run};
 
@@ -304,9 +304,9 @@ fn complete_lines(name: &str) -> Option<u64> {
     Some(memchr::memchr_iter(b'\n', &bytes).count() as u64)
 }
 
-/// Whether `event` of a file's last line may change with the next ([`Reader::may_pair_with_next`]).
-fn may_pair_with_next(event: &Event) -> bool {
-    crate::read::READERS.iter().any(|r| r.agent() == Some(event.agent) && r.may_pair_with_next(event))
+/// Whether a follower holds `event` back while its file is being written ([`Reader::unfinished`]).
+fn unfinished(event: &Event) -> Unfinished {
+    crate::read::READERS.iter().find(|r| r.agent() == Some(event.agent)).map_or(Unfinished::No, |r| r.unfinished(event))
 }
 
 /// The key an event is remembered by: the first 8 bytes of the SHA-1 of its id.
@@ -353,14 +353,19 @@ impl Destination for Giving<'_> {
         let usage = matches!(&event.payload, Payload::Meta(m) if m.meta_type == MetaType::Usage);
         let generation = self.generations.get(&event.source.file).copied().unwrap_or(0);
         let by_id = key(&format!("{generation}/{}", event.id));
-        // An event of the last line of a file still being written that the next line may change
-        // (an agent that writes an item over two lines): it waits for that line, or for the file
-        // to settle.
-        if !self.settled
-            && self.last_lines.get(&event.source.file).is_some_and(|last| event.source.line >= *last)
+        // An event of a file still being written that a later line may change (an agent that
+        // writes an item over two lines, or counts a response further on): it waits for that
+        // line, or for the file to settle.
+        let held = !self.settled
             && !self.given.contains(&by_id)
-            && may_pair_with_next(&event)
-        {
+            && match unfinished(&event) {
+                Unfinished::No => false,
+                Unfinished::UntilNextLine => {
+                    self.last_lines.get(&event.source.file).is_some_and(|last| event.source.line >= *last)
+                }
+                Unfinished::UntilSettled => true,
+            };
+        if held {
             self.holding.insert(self.current.clone());
             return (self.out)(event, Given::Held);
         }

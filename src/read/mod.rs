@@ -100,6 +100,18 @@ pub struct Head<'a> {
     pub text: &'a str,
 }
 
+/// What a follower does with an event read from a file still being written
+/// ([`Reader::unfinished`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unfinished {
+    /// The event is final as read.
+    No,
+    /// Held while it comes from the file's last line: the next line may complete it.
+    UntilNextLine,
+    /// Held until the file settles: a line written any time later may complete it.
+    UntilSettled,
+}
+
 /// A reader of one agent's session files.
 pub trait Reader: Send + Sync {
     /// The name users type after `--from`.
@@ -115,12 +127,14 @@ pub trait Reader: Send + Sync {
     /// Whether a file starting like `head` is in this reader's format.
     fn sniff(&self, head: &Head<'_>) -> bool;
 
-    /// Whether `event`, read from a file's last line, may change once the next line is written:
-    /// the agent writes some items over two lines (Codex: an answer's `item_completed` before its
-    /// `response_item`, a typed prompt before its `item_completed`, a usage record before its
-    /// `token_count`). A follower holds such an event back until the file grows or settles.
-    fn may_pair_with_next(&self, _event: &crate::model::Event) -> bool {
-        false
+    /// Whether `event`, read from a file still being written, may change or go once more lines
+    /// are written: the agent writes some items over two lines (Codex: an answer's
+    /// `item_completed` before its `response_item`, a typed prompt before its `item_completed`),
+    /// or counts a response on a later line (Codex: a `token_usage_record` sent on its own at the
+    /// end of the file, whose `token_count` may come a few lines later). A follower holds such an
+    /// event back until the file grows or settles ([`Unfinished`]).
+    fn unfinished(&self, _event: &crate::model::Event) -> Unfinished {
+        Unfinished::No
     }
 
     /// Where [`Reader::discover`] looks, for `--help` (`$CODEX_HOME or ~/.codex`); `None` for

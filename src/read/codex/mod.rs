@@ -56,9 +56,15 @@ impl Reader for Codex {
         }) || side::sniff(head.records)
     }
 
-    fn may_pair_with_next(&self, event: &crate::model::Event) -> bool {
-        matches!(event.payload, crate::model::Payload::Message(_))
-            || event.source.record_type.as_deref() == Some("token_usage_record")
+    fn unfinished(&self, event: &crate::model::Event) -> super::Unfinished {
+        if event.source.record_type.as_deref() == Some("token_usage_record") {
+            // A record sent on its own: the `token_count` counting its response may come later.
+            super::Unfinished::UntilSettled
+        } else if matches!(event.payload, crate::model::Payload::Message(_)) {
+            super::Unfinished::UntilNextLine
+        } else {
+            super::Unfinished::No
+        }
     }
 
     fn home(&self) -> Option<&'static str> {
