@@ -46,6 +46,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 from dataclasses import dataclass, field
@@ -890,6 +891,21 @@ def _run(argv, env, cwd, stdin, timeout):
     return rc, out, err, time.monotonic() - t0
 
 
+_STARTS = threading.Lock()
+_last_start = [0]
+
+
+def _one_start_a_second() -> None:
+    """Waits until no run started in this wall-clock second. Aider's history names a run only by
+    its start second and header line (docs/agents/aider.md, Sessions): two scenarios started in
+    the same second write the same session id, and with the same scripted text, the same
+    events, which agentlog cannot tell apart."""
+    with _STARTS:
+        while int(time.time()) <= _last_start[0]:
+            time.sleep(0.05)
+        _last_start[0] = int(time.time())
+
+
 def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump_requests: bool = False,
                  shared_home: bool = False) -> dict:
     """Runs one scenario into ``out/<agent>-<version>/<scenario>/``. With ``shared_home`` the
@@ -940,6 +956,8 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
                 break
             argv, stdin = adapter.argv(exe, inv, first_session, image)
             srv.ledger.note(current_invocation=i)
+            if agent == "aider":
+                _one_start_a_second()
             rc, stdout, stderr, secs = _run(argv, env, str(project), stdin, AGENT_TIMEOUT)
             sid = adapter.session_id(stdout, stderr, home)
             if first_session is None:
