@@ -158,6 +158,25 @@ c = duckdb.connect(); c.execute('SET threads=$t')
 c.execute(\"COPY (SELECT * FROM read_json_auto('$REPLICA/**/*.jsonl', maximum_object_size=16777216, ignore_errors=true)) TO '$OUT/replica-duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)\")"
 done
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
+# Search: streaming over the real-log replica beside rg counting the same word in the raw files,
+# for a word of a few sessions (rollback: 20 files, 4 MB) and one of many (migration: 260
+# files, 148 MB, which search must parse); then an archive of the replica copied 50 times (over
+# 1 GB of unified sessions), its index built again from scratch, and both searches through the
+# index and through the files.
+if [ -d "$REPLICA" ]; then
+  REPLICA50=target/bench/replica-x50-$SEED ARCHIVE=target/bench/archive-x50-$SEED
+  [ -d "$REPLICA50" ] || ./target/release/examples/bench_corpus "$REPLICA50" x50 "$SEED"
+  ./target/release/agentlog archive -q "$ARCHIVE" "$REPLICA50" || [ $? -le 1 ]
+  ARCHIVE_SIZE=$(find "$ARCHIVE" -type f -name '*.jsonl' -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+  row "agentlog archive --index, index built anew, archive x50" 2 "$ARCHIVE_SIZE" sh -c \
+    "rm -f '$ARCHIVE/.agentlog-index.sqlite'; ./target/release/agentlog archive -q --index '$ARCHIVE' '$REPLICA50' || [ \$? -le 1 ]"
+  for word in rollback migration; do
+    row "agentlog search $word, real-log replica" 2 "$REPLICA_SIZE" sh -c "./target/release/agentlog search -q $word '$REPLICA' --jobs 2 --json >/dev/null"
+    row "rg -c -i -w $word, real-log replica" 2 "$REPLICA_SIZE" sh -c "rg -c -i -w -j 2 $word '$REPLICA' >/dev/null"
+    row "agentlog search $word, indexed archive x50" 2 "$ARCHIVE_SIZE" sh -c "./target/release/agentlog search -q $word '$ARCHIVE' --jobs 2 --json >/dev/null"
+    row "agentlog search --no-index $word, archive x50" 2 "$ARCHIVE_SIZE" sh -c "./target/release/agentlog search -q --no-index $word '$ARCHIVE' --jobs 2 --json >/dev/null"
+  done
+fi
 # Tokens and cost per day, both agents, beside ccusage doing the same on the same files; one
 # thread is one core for both (taskset), since ccusage has no thread count of its own.
 for t in 1 2; do
@@ -207,5 +226,9 @@ echo "| parquet / DuckDB | $(ratio 'agentlog --to parquet/1' 'DuckDB COPY read_j
 echo "| 2 threads / 1 thread, unified | | $(ratio 'agentlog --to unified/2' 'agentlog --to unified/1') |"
 echo "| 2 threads / 1 thread, parquet | | $(ratio 'agentlog --to parquet/2' 'agentlog --to parquet/1') |"
 echo "| usage / ccusage daily | $(ratio 'agentlog usage --by day --json/1' 'ccusage daily --json (Claude Code and Codex)/1') | $(ratio 'agentlog usage --by day --json/2' 'ccusage daily --json (Claude Code and Codex)/2') |"
+for word in rollback migration; do
+  echo "| search / rg -c -i -w, $word, replica | | $(ratio "agentlog search $word, real-log replica/2" "rg -c -i -w $word, real-log replica/2") |"
+  echo "| indexed search / search of the files, $word, archive x50 | | $(ratio "agentlog search $word, indexed archive x50/2" "agentlog search --no-index $word, archive x50/2") |"
+done
 echo "| html -o DIR/ / claude-code-log | $(ratio 'agentlog --to html -o DIR/, Claude Code/1' 'claude-code-log to HTML, Claude Code/1') | $(ratio 'agentlog --to html -o DIR/, Claude Code/2' 'claude-code-log to HTML, Claude Code/2') |"
 rm -f "$TIMES"

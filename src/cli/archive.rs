@@ -7,6 +7,7 @@
 //!   history/<agent>.jsonl                 prompt history and thread names, every entry ever seen
 //!   .agentlog-archive.json                the files spanning sessions, as last read
 //!   .agentlog-archive.lock                held while a run works
+//!   .agentlog-index.sqlite                the full-text index for `search` (with --index)
 //! ```
 //!
 //! Files that hold one session (transcripts, subagents, memory, registry entries, todo lists)
@@ -16,7 +17,9 @@
 //! whole when they changed and merged into `history/<agent>.jsonl`, which keeps every entry
 //! it ever held: an entry is the same entry when its session, time and text are. A session
 //! whose transcript was never archived but whose prompts are in the history is recovered from
-//! there; `agentlog ls DIR` says which sessions exist only in the archive.
+//! there; `agentlog ls DIR` says which sessions exist only in the archive. With `--index`, the
+//! archive keeps a full-text index of everything in it ([`crate::stats::search::index`]),
+//! brought up to date by every later run: files changed since are indexed again, others kept.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::{self, File};
@@ -25,6 +28,7 @@ use std::path::{Path, PathBuf};
 
 use crate::pipeline::{self, InputSpec};
 use crate::read::Settings;
+use crate::stats::search::index;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -83,6 +87,8 @@ pub struct Run<'a> {
     pub jobs: usize,
     /// The longest input line read.
     pub max_line_bytes: usize,
+    /// Whether to make a full-text index when there is none (one there is always updated).
+    pub index: bool,
     /// Where diagnostics and the summary go.
     pub reporter: &'a Reporter,
 }
@@ -162,8 +168,35 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
         reporter.error(&CliError::output(&Some(dir.join(MANIFEST)), e));
         return Exit::Output;
     }
+    if run.index || index::path(dir).is_file() {
+        exit = exit.max(update_index(dir, &settings, reporter));
+    }
     drop(lock);
     exit
+}
+
+/// Brings the archive's full-text index up to date, making it when there is none.
+fn update_index(dir: &Path, settings: &Settings, reporter: &Reporter) -> Exit {
+    let started = std::time::Instant::now();
+    let updated = index::Index::create(dir).map_err(io::Error::other).and_then(|mut i| i.update(dir, settings));
+    match updated {
+        Ok(u) => {
+            reporter.info(&format!(
+                "index: {} files indexed ({}, {} events), {} unchanged, {} removed, in {:.1} s",
+                u.indexed,
+                super::report::human_size(u.bytes),
+                u.events,
+                u.unchanged,
+                u.removed,
+                started.elapsed().as_secs_f64()
+            ));
+            Exit::Success
+        }
+        Err(e) => {
+            reporter.error(&CliError::output(&Some(index::path(dir)), e));
+            Exit::Output
+        }
+    }
 }
 
 /// Takes the archive's lock, held until the returned file is dropped; a run already holding it

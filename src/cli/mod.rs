@@ -266,7 +266,7 @@ fn run_archive(args: &args::ArchiveArgs, reporter: &Reporter) -> Exit {
         return Exit::Usage;
     }
     let jobs = jobs(args.jobs);
-    let run = archive::Run { inputs, reader, jobs, max_line_bytes: args.max_line_bytes, reporter };
+    let run = archive::Run { inputs, reader, jobs, max_line_bytes: args.max_line_bytes, index: args.index, reporter };
     let exit = archive::run(&args.dir, &run);
     if errors.is_empty() { exit } else { exit.max(Exit::Input) }
 }

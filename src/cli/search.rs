@@ -4,6 +4,7 @@
 use std::io::IsTerminal;
 
 use crate::read::{self, Settings};
+use crate::stats::search::index::Index;
 use crate::stats::search::{Field, Query, Results, SessionHits};
 
 use super::args::{SearchArgs, SessionsArgs};
@@ -47,19 +48,31 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
             _ => true,
         })
     };
-    let summed =
-        super::sum::sum_where(&args.inputs, &args.from, &settings, reporter, &keep, |results: &mut Results, event| {
-            results.add(&query, event);
-        });
-    let (results, totals) = match summed {
-        Ok(summed) => summed,
-        Err(exit) => return exit,
+    let indexed = from_index(args, &query, reporter);
+    let searched = if indexed.is_some() { "index" } else { "files" };
+    let (results, totals) = match indexed {
+        Some(results) => (results, crate::pipeline::Totals::default()),
+        None => {
+            let summed = super::sum::sum_where(
+                &args.inputs,
+                &args.from,
+                &settings,
+                reporter,
+                &keep,
+                |results: &mut Results, event| results.add(&query, event),
+            );
+            match summed {
+                Ok(summed) => summed,
+                Err(exit) => return exit,
+            }
+        }
     };
     let ranked = results.ranked();
     let shown: Vec<&SessionHits> = ranked.iter().take(args.limit).collect();
     let text = if args.json {
         let document = serde_json::json!({
             "query": args.query,
+            "searched": searched,
             "sessions_matched": ranked.len(),
             "sessions": shown,
         });
@@ -70,6 +83,34 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     };
     let printed = super::print(text.as_bytes(), reporter).max(Exit::of(&totals));
     if ranked.is_empty() && printed == Exit::Success { Exit::Warnings } else { printed }
+}
+
+/// The results from the index of the archive given as the one INPUT, when it has one that is
+/// up to date and the query is words and phrases (`--no-index` reads the files instead).
+/// An index that cannot be read, or a file changed under it, is said on stderr, and the files
+/// are read.
+fn from_index(args: &SearchArgs, query: &Query, reporter: &Reporter) -> Option<Results> {
+    let [dir] = &args.inputs[..] else { return None };
+    let dir = std::path::Path::new(dir);
+    if args.no_index || !["auto", "unified"].contains(&args.from.as_str()) || !super::archive::is_archive(dir) {
+        return None;
+    }
+    let fallback = |why: String| {
+        reporter.info(&format!("agentlog: {why}; reading the files"));
+        None
+    };
+    let index = match Index::open(dir) {
+        Ok(index) => index?,
+        Err(e) => return fallback(format!("the index of {} cannot be read ({e})", dir.display())),
+    };
+    if !index.is_current(dir) {
+        let dir = dir.display();
+        return fallback(format!("the index of {dir} is out of date (`agentlog archive {dir}` updates it)"));
+    }
+    match index.search(query) {
+        Ok(results) => results,
+        Err(e) => fallback(format!("the index of {} cannot be used ({e})", dir.display())),
+    }
 }
 
 /// Whether a reader takes a session's text from its own file only.

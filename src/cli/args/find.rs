@@ -31,6 +31,10 @@ pub struct SearchArgs {
     #[arg(long)]
     pub regex: bool,
 
+    /// Read the files even when INPUT is an archive with an up-to-date index (`archive --index`).
+    #[arg(long)]
+    pub no_index: bool,
+
     /// Search only these parts of sessions (repeatable, or comma-separated).
     #[arg(long = "in", value_name = "PART", value_delimiter = ',', value_parser = ["prompt", "answer", "reasoning", "tool-input", "tool-output"])]
     pub fields: Vec<String>,

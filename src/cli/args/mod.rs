@@ -491,6 +491,11 @@ pub struct ArchiveArgs {
     /// Longest input line read, in bytes, as for convert.
     #[arg(long, value_name = "BYTES", default_value_t = crate::read::DEFAULT_MAX_LINE_BYTES)]
     pub max_line_bytes: usize,
+
+    /// Keep a full-text index of the archive's sessions for `agentlog search` (in
+    /// DIR/.agentlog-index.sqlite); once made, every run brings it up to date.
+    #[arg(long)]
+    pub index: bool,
 }
 
 /// Partition keys of `--partition-by`.

@@ -10,7 +10,8 @@
 //!
 //! Before a group of files is read, its raw bytes are looked through for every term's literal
 //! text ([`Query::may_match`]): a group without one of them cannot hold a matching session and
-//! is not parsed.
+//! is not parsed. An archive may also keep a full-text index of its sessions ([`index`]), which
+//! finds the events that may match without reading the rest.
 
 use std::collections::HashMap;
 
@@ -20,6 +21,8 @@ use serde::Serialize;
 
 use super::filter::{Filter, root_session};
 use crate::model::{Agent, Event, Payload, Role};
+
+pub mod index;
 
 /// What part of a session an event's text is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -57,6 +60,8 @@ impl Field {
 #[derive(Debug, Clone)]
 struct Term {
     regex: Regex,
+    /// The words of a word or phrase term, as typed; empty for a regular expression.
+    words: Vec<String>,
     /// Literal texts the raw log must hold for the term to match (ASCII, lower case); empty
     /// when none is known (a regular expression, text beyond ASCII that JSON may escape).
     literals: Vec<String>,
@@ -72,8 +77,11 @@ pub struct Query {
     pub tools: Vec<super::filter::NamePattern>,
     /// The events looked at.
     pub filter: Filter,
-    /// Literal prefilter over the raw bytes of a group.
-    prefilter: Option<aho_corasick::AhoCorasick>,
+    /// Literal prefilter over the raw bytes of a group: a matcher per literal (ASCII,
+    /// case-insensitive), which the regex engine runs on SIMD literal search as `rg` does.
+    prefilter: Option<Vec<regex::bytes::Regex>>,
+    /// The most bytes a literal's match takes, the bytes around it included.
+    longest: usize,
     /// The number of distinct literals the prefilter must all see.
     literal_count: usize,
 }
@@ -91,7 +99,7 @@ impl Query {
                 .size_limit(1 << 24)
                 .build()
                 .map_err(|e| format!("not a regular expression: {e}"))?;
-            vec![Term { regex: compiled, literals: Vec::new() }]
+            vec![Term { regex: compiled, words: Vec::new(), literals: Vec::new() }]
         } else {
             split(text).iter().map(|words| term(words)).collect::<Result<Vec<_>, _>>()?
         };
@@ -104,10 +112,14 @@ impl Query {
         // Every term needs its literals; a term without one (a regular expression) cannot be
         // looked for in the raw bytes, and then nothing is skipped.
         let prefilter = (terms.iter().all(|t| !t.literals.is_empty())).then(|| {
-            aho_corasick::AhoCorasick::builder()
-                .ascii_case_insensitive(true)
-                .build(&literals)
-                .expect("literal patterns build")
+            let matcher = |literal: &String| {
+                regex::bytes::RegexBuilder::new(&regex::escape(literal))
+                    .case_insensitive(true)
+                    .unicode(false)
+                    .build()
+                    .expect("an escaped ASCII literal builds")
+            };
+            literals.iter().map(matcher).collect()
         });
         Ok(Query {
             terms,
@@ -115,6 +127,8 @@ impl Query {
             tools: Vec::new(),
             filter: Filter::default(),
             prefilter,
+            // With the bytes around it: an escape before, a byte after.
+            longest: literals.iter().map(|l| l.len() + 7).max().unwrap_or(0),
             literal_count: literals.len(),
         })
     }
@@ -127,6 +141,7 @@ impl Query {
             tools: Vec::new(),
             filter: Filter::default(),
             prefilter: None,
+            longest: 0,
             literal_count: 0,
         }
     }
@@ -142,29 +157,46 @@ impl Query {
         Scan { query: self, seen: vec![false; self.literal_count], left: self.literal_count, tail: Vec::new() }
     }
 
-    /// The field and searchable text of an event; `None` for events not searched.
-    fn text<'e>(&self, event: &'e Event) -> Option<(Field, std::borrow::Cow<'e, str>)> {
-        let tool_kept =
-            |name: Option<&str>| self.tools.is_empty() || name.is_some_and(|n| self.tools.iter().any(|t| t.matches(n)));
-        let (field, text) = match &event.payload {
-            Payload::Message(m) if m.role == Role::Assistant => (Field::Answer, m.text.as_str().into()),
-            Payload::Message(m) if matches!(m.role, Role::User) => (Field::Prompt, m.text.as_str().into()),
-            Payload::Message(_) => return None,
-            Payload::Reasoning(r) => (Field::Reasoning, r.text.as_str().into()),
-            Payload::ToolCall(c) if tool_kept(Some(&c.name)) => {
-                let text: std::borrow::Cow<'e, str> = match (&c.input, &c.input_text) {
-                    (_, Some(text)) => text.as_str().into(),
-                    (Some(input), None) => string_values(input.get()).into(),
-                    (None, None) => return None,
-                };
-                (Field::ToolInput, text)
-            }
-            Payload::ToolOutput(o) if tool_kept(o.name.as_deref()) => (Field::ToolOutput, o.text.as_str().into()),
-            _ => return None,
-        };
-        let kept = self.fields.is_empty() || self.fields.contains(&field);
-        (kept && !text.is_empty()).then_some((field, text))
+    /// The words of each term, for a query of words and phrases; `None` for a regular
+    /// expression, or a query of no terms.
+    pub fn words(&self) -> Option<Vec<&[String]>> {
+        let words: Vec<&[String]> = self.terms.iter().map(|t| t.words.as_slice()).collect();
+        (!words.is_empty() && words.iter().all(|w| !w.is_empty())).then_some(words)
     }
+
+    /// The field and searchable text of an event, within `--in` and `--tool`; `None` for events
+    /// not searched.
+    fn text<'e>(&self, event: &'e Event) -> Option<(Field, std::borrow::Cow<'e, str>)> {
+        let (field, text) = searchable(event)?;
+        let tool_kept = || {
+            let name = match &event.payload {
+                Payload::ToolCall(c) => Some(c.name.as_str()),
+                Payload::ToolOutput(o) => o.name.as_deref(),
+                _ => return true,
+            };
+            self.tools.is_empty() || name.is_some_and(|n| self.tools.iter().any(|t| t.matches(n)))
+        };
+        let kept = (self.fields.is_empty() || self.fields.contains(&field)) && tool_kept();
+        kept.then_some((field, text))
+    }
+}
+
+/// The field and searchable text of an event: a prompt, an answer, reasoning, a tool call's
+/// input (its string values) or a tool's output; `None` for other events and empty text.
+pub fn searchable(event: &Event) -> Option<(Field, std::borrow::Cow<'_, str>)> {
+    let (field, text): (Field, std::borrow::Cow<'_, str>) = match &event.payload {
+        Payload::Message(m) if m.role == Role::Assistant => (Field::Answer, m.text.as_str().into()),
+        Payload::Message(m) if matches!(m.role, Role::User) => (Field::Prompt, m.text.as_str().into()),
+        Payload::Reasoning(r) => (Field::Reasoning, r.text.as_str().into()),
+        Payload::ToolCall(c) => match (&c.input, &c.input_text) {
+            (_, Some(text)) => (Field::ToolInput, text.as_str().into()),
+            (Some(input), None) => (Field::ToolInput, string_values(input.get()).into()),
+            (None, None) => return None,
+        },
+        Payload::ToolOutput(o) => (Field::ToolOutput, o.text.as_str().into()),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some((field, text))
 }
 
 /// A look through raw bytes for a query's literals ([`Query::scan`]).
@@ -184,21 +216,33 @@ impl Scan<'_> {
         if self.left == 0 {
             return true;
         }
-        let keep = prefilter.max_pattern_len().saturating_sub(1);
-        let mut joined = std::mem::take(&mut self.tail);
-        joined.extend_from_slice(bytes);
-        for m in prefilter.find_overlapping_iter(&joined) {
-            let i = m.pattern().as_usize();
-            if !self.seen[i] {
+        let keep = self.query.longest.saturating_sub(1);
+        // A literal across the two pieces is in the end of the last and the start of this one;
+        // the others are in this piece alone, looked through where it lies.
+        let mut seam = std::mem::take(&mut self.tail);
+        let had = !seam.is_empty();
+        seam.extend_from_slice(&bytes[..keep.min(bytes.len())]);
+        if (had && self.mark(prefilter, &seam)) || self.mark(prefilter, bytes) {
+            return true;
+        }
+        self.tail = if bytes.len() >= keep {
+            bytes[bytes.len() - keep..].to_vec()
+        } else {
+            // A piece shorter than the longest literal: the end of both.
+            seam[seam.len().saturating_sub(keep)..].to_vec()
+        };
+        false
+    }
+
+    /// Marks the literals found in `bytes`; true once every literal has been seen.
+    fn mark(&mut self, prefilter: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
+        for (i, literal) in prefilter.iter().enumerate() {
+            if !self.seen[i] && literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end())) {
                 self.seen[i] = true;
                 self.left -= 1;
-                if self.left == 0 {
-                    return true;
-                }
             }
         }
-        self.tail = joined[joined.len().saturating_sub(keep)..].to_vec();
-        false
+        self.left == 0
     }
 
     /// Looks through everything `reader` gives; true once every literal has been seen.
@@ -206,19 +250,42 @@ impl Scan<'_> {
     /// # Errors
     /// When reading fails.
     pub fn read(&mut self, mut reader: impl std::io::Read) -> std::io::Result<bool> {
-        let mut buf = vec![0u8; 1 << 20];
-        loop {
-            let n = match reader.read(&mut buf) {
-                Ok(0) => return Ok(self.left == 0 || self.query.prefilter.is_none()),
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
-            };
-            if self.feed(&buf[..n]) {
-                return Ok(true);
-            }
+        thread_local! {
+            /// A buffer per thread, kept from one file to the next.
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
+        BUFFER.with_borrow_mut(|buf| {
+            buf.resize(256 << 10, 0);
+            loop {
+                let n = match reader.read(buf) {
+                    Ok(0) => return Ok(self.left == 0 || self.query.prefilter.is_none()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                if self.feed(&buf[..n]) {
+                    return Ok(true);
+                }
+            }
+        })
     }
+}
+
+/// Whether `bytes[start..end]`, raw JSON or text, may be a whole word of the text it holds: the
+/// byte before it is no word character, or ends a JSON escape (`\n`, `\u2028`), and the byte
+/// after it is no word character. At either end of `bytes` it may be (the next or last piece
+/// says).
+fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let before = start == 0
+        || !word(bytes[start - 1])
+        || (start >= 2 && bytes[start - 2] == b'\\' && b"ntrbf".contains(&bytes[start - 1]))
+        || (start >= 6
+            && bytes[start - 6] == b'\\'
+            && bytes[start - 5] == b'u'
+            && bytes[start - 4..start].iter().all(u8::is_ascii_hexdigit));
+    let after = end == bytes.len() || !word(bytes[end]);
+    before && after
 }
 
 /// The words and quoted phrases of a query, each as its words.
@@ -254,7 +321,7 @@ fn term(words: &[String]) -> Result<Term, String> {
     } else {
         Vec::new()
     };
-    Ok(Term { regex, literals })
+    Ok(Term { regex, words: words.to_vec(), literals })
 }
 
 /// The string values of a JSON document (not its keys), one per line.
@@ -319,11 +386,11 @@ pub struct SessionHits {
     pub agent: Agent,
     /// The session id (a subagent's events count for the session that started it).
     pub session_id: String,
-    /// Its working directory, as first named.
+    /// Its working directory, as first named (by any of its events, kept by the filters or not).
     pub project: Option<String>,
-    /// Its first prompt, on one line, shortened.
+    /// Its first prompt, on one line, shortened (whether the filters keep it or not).
     pub title: Option<String>,
-    /// Its first event's time.
+    /// Its first event's time (whether the filters keep it or not).
     #[serde(serialize_with = "crate::model::time::option::serialize")]
     pub started_at: Option<DateTime<Utc>>,
     /// The time of its last match.
@@ -337,6 +404,56 @@ pub struct SessionHits {
     pub hits: Vec<Hit>,
     /// Events that matched.
     pub events_matched: u64,
+    /// Whether the filters kept any of its events.
+    #[serde(skip)]
+    pub kept: bool,
+}
+
+impl SessionHits {
+    /// The session `id` of `agent`, before any of its events, for a query of `terms` terms.
+    fn new(agent: Agent, id: &str, terms: usize) -> SessionHits {
+        SessionHits {
+            agent,
+            session_id: id.to_owned(),
+            project: None,
+            title: None,
+            started_at: None,
+            last_match_at: None,
+            score: 0.0,
+            term_matches: vec![0; terms],
+            hits: Vec::new(),
+            events_matched: 0,
+            kept: false,
+        }
+    }
+
+    /// Takes what `event` says of the session: where, its first prompt, when it started.
+    pub fn see(&mut self, event: &Event) {
+        if self.project.is_none() {
+            self.project.clone_from(&event.context.cwd);
+        }
+        if let Some(t) = event.timestamp {
+            self.started_at = Some(self.started_at.map_or(t, |s| s.min(t)));
+        }
+        if self.title.is_none()
+            && let Payload::Message(m) = &event.payload
+            && m.role == Role::User
+            && !event.injected
+            && !m.text.trim().is_empty()
+        {
+            self.title = Some(one_line(&m.text, 100));
+        }
+    }
+
+    /// Takes what a later part of the session says of it.
+    fn describe(&mut self, project: Option<String>, title: Option<String>, started_at: Option<DateTime<Utc>>) {
+        self.project = self.project.take().or(project);
+        self.title = self.title.take().or(title);
+        self.started_at = match (self.started_at, started_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
 }
 
 /// The sessions read, as they are found; see [`Results::ranked`].
@@ -347,42 +464,43 @@ pub struct Results {
 }
 
 impl Results {
-    /// Takes one event.
+    /// The session `(agent, id)`, made when first named.
+    fn session(&mut self, query: &Query, agent: Agent, id: &str) -> &mut SessionHits {
+        let i = match self.index.get(&(agent, id.to_owned())) {
+            Some(&i) => i,
+            None => {
+                self.index.insert((agent, id.to_owned()), self.sessions.len());
+                self.sessions.push(SessionHits::new(agent, id, query.terms.len()));
+                self.sessions.len() - 1
+            }
+        };
+        &mut self.sessions[i]
+    }
+
+    /// Takes what a part of a session says of it, as [`SessionHits::see`] would have from its
+    /// events (an index keeps this for the events it does not give).
+    pub fn describe(
+        &mut self,
+        query: &Query,
+        (agent, id): (Agent, &str),
+        project: Option<String>,
+        title: Option<String>,
+        started_at: Option<DateTime<Utc>>,
+    ) {
+        self.session(query, agent, id).describe(project, title, started_at);
+    }
+
+    /// Takes one event: what it says of its session, and, when the filters keep it, its matches.
     pub fn add(&mut self, query: &Query, event: &Event) {
-        if event.copied || !query.filter.keeps(event) {
+        if event.copied {
             return;
         }
-        let key = (event.agent, root_session(event).to_owned());
-        let i = *self.index.entry(key.clone()).or_insert_with(|| {
-            self.sessions.push(SessionHits {
-                agent: key.0,
-                session_id: key.1.clone(),
-                project: None,
-                title: None,
-                started_at: None,
-                last_match_at: None,
-                score: 0.0,
-                term_matches: vec![0; query.terms.len()],
-                hits: Vec::new(),
-                events_matched: 0,
-            });
-            self.sessions.len() - 1
-        });
-        let session = &mut self.sessions[i];
-        if session.project.is_none() {
-            session.project.clone_from(&event.context.cwd);
+        let session = self.session(query, event.agent, root_session(event));
+        session.see(event);
+        if !query.filter.keeps(event) {
+            return;
         }
-        if let Some(t) = event.timestamp {
-            session.started_at = Some(session.started_at.map_or(t, |s| s.min(t)));
-        }
-        if session.title.is_none()
-            && let Payload::Message(m) = &event.payload
-            && m.role == Role::User
-            && !event.injected
-            && !m.text.trim().is_empty()
-        {
-            session.title = Some(one_line(&m.text, 100));
-        }
+        session.kept = true;
         if query.terms.is_empty() {
             return;
         }
@@ -440,12 +558,8 @@ impl Results {
                 }
                 Some(&i) => {
                     let mine = &mut self.sessions[i];
-                    mine.project = mine.project.take().or(session.project);
-                    mine.title = mine.title.take().or(session.title);
-                    mine.started_at = match (mine.started_at, session.started_at) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
+                    mine.describe(session.project, session.title, session.started_at);
+                    mine.kept |= session.kept;
                     mine.last_match_at = mine.last_match_at.max(session.last_match_at);
                     mine.events_matched += session.events_matched;
                     mine.term_matches.iter_mut().zip(session.term_matches).for_each(|(a, b)| *a += b);
@@ -459,9 +573,9 @@ impl Results {
         }
     }
 
-    /// Every session, newest first (for [`Query::all`]).
+    /// Every session the filters kept an event of, newest first (for [`Query::all`]).
     pub fn listed(self) -> Vec<SessionHits> {
-        let mut sessions = self.sessions;
+        let mut sessions: Vec<SessionHits> = self.sessions.into_iter().filter(|s| s.kept).collect();
         sessions.sort_by(|a, b| {
             b.started_at
                 .cmp(&a.started_at)
@@ -570,11 +684,36 @@ mod tests {
     }
 
     #[test]
+    fn the_prefilter_looks_for_whole_words_of_the_raw_json() {
+        let q = Query::parse("rollback", false).unwrap();
+        assert!(!q.may_match(br#"{"text":"the scrollback buffer, rollbacks"}"#));
+        for raw in [
+            r#""rollback""#,
+            r#""a
+ROLLBACK.""#,
+            r#"" rollback""#,
+            r#""x	rollback
+""#,
+            "rollback",
+        ] {
+            assert!(q.may_match(raw.as_bytes()), "{raw}");
+        }
+    }
+
+    #[test]
     fn the_prefilter_sees_a_literal_split_between_two_pieces() {
         let q = Query::parse("needle", false).unwrap();
         let mut scan = q.scan();
         assert!(!scan.feed(b"....nee"));
         assert!(scan.feed(b"DLE...."));
+    }
+
+    #[test]
+    fn the_prefilter_sees_a_literal_over_pieces_shorter_than_it() {
+        let q = Query::parse("needle", false).unwrap();
+        let mut scan = q.scan();
+        assert!(!["..n", "e", "ed", "l"].iter().any(|piece| scan.feed(piece.as_bytes())));
+        assert!(scan.feed(b"e."));
     }
 
     #[test]
