@@ -891,19 +891,21 @@ def _run(argv, env, cwd, stdin, timeout):
     return rc, out, err, time.monotonic() - t0
 
 
-_STARTS = threading.Lock()
-_last_start = [0]
+_AIDER = threading.Lock()
 
 
-def _one_start_a_second() -> None:
-    """Waits until no run started in this wall-clock second. Aider's history names a run only by
-    its start second and header line (docs/agents/aider.md, Sessions): two scenarios started in
-    the same second write the same session id, and with the same scripted text, the same
-    events, which agentlog cannot tell apart."""
-    with _STARTS:
-        while int(time.time()) <= _last_start[0]:
+def _run_alone(argv, env, cwd, stdin, timeout):
+    """Runs Aider with no other Aider running, and returns only once the wall-clock second has
+    changed. Aider's history names a run only by the second it writes its header in and the
+    header's line (docs/agents/aider.md, Sessions): two scenarios whose headers fall in the same
+    second write the same session id, and with the same scripted text, the same events, which
+    agentlog cannot tell apart. Run one after another, each header falls in a later second."""
+    with _AIDER:
+        result = _run(argv, env, cwd, stdin, timeout)
+        ended = int(time.time())
+        while int(time.time()) <= ended:
             time.sleep(0.05)
-        _last_start[0] = int(time.time())
+        return result
 
 
 def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump_requests: bool = False,
@@ -956,9 +958,8 @@ def run_scenario(agent: str, version: str, exe: Path, name: str, out: Path, dump
                 break
             argv, stdin = adapter.argv(exe, inv, first_session, image)
             srv.ledger.note(current_invocation=i)
-            if agent == "aider":
-                _one_start_a_second()
-            rc, stdout, stderr, secs = _run(argv, env, str(project), stdin, AGENT_TIMEOUT)
+            run = _run_alone if agent == "aider" else _run
+            rc, stdout, stderr, secs = run(argv, env, str(project), stdin, AGENT_TIMEOUT)
             sid = adapter.session_id(stdout, stderr, home)
             if first_session is None:
                 first_session = sid
