@@ -178,7 +178,7 @@ pub fn run(dir: &Path, run: &Run<'_>) -> Exit {
 /// Brings the archive's full-text index up to date, making it when there is none.
 fn update_index(dir: &Path, settings: &Settings, reporter: &Reporter) -> Exit {
     let started = std::time::Instant::now();
-    let updated = index::Index::create(dir).map_err(io::Error::other).and_then(|mut i| i.update(dir, settings));
+    let updated = index::Index::create(dir).and_then(|mut i| i.update(dir, settings));
     match updated {
         Ok(u) => {
             reporter.info(&format!(

@@ -19,7 +19,7 @@ use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use super::{Query, Results, SessionHits, searchable};
 use crate::model::{Agent, Event};
@@ -93,9 +93,7 @@ impl Index {
             return Ok(None);
         }
         let db = Connection::open_with_flags(&path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let layout: Option<i64> =
-            db.query_row("SELECT value FROM meta WHERE key = 'layout'", [], |r| r.get(0)).optional().ok().flatten();
-        Ok((layout == Some(LAYOUT)).then_some(Index { db }))
+        Ok((layout(&db) == Some(LAYOUT)).then_some(Index { db }))
     }
 
     /// Opens the index of the archive in `dir` for writing, making it when there is none (or
@@ -103,15 +101,22 @@ impl Index {
     ///
     /// # Errors
     /// When the index cannot be made or opened.
-    pub fn create(dir: &Path) -> rusqlite::Result<Index> {
+    pub fn create(dir: &Path) -> io::Result<Index> {
         let path = dir.join(FILE);
-        let mut db = Connection::open(&path)?;
-        let layout: Option<i64> =
-            db.query_row("SELECT value FROM meta WHERE key = 'layout'", [], |r| r.get(0)).optional().ok().flatten();
+        let layout = Connection::open(&path).ok().and_then(|db| layout(&db));
         if layout != Some(LAYOUT) {
-            drop(db);
-            std::fs::remove_file(&path).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-            db = Connection::open(&path)?;
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
+        Self::made(&path, layout == Some(LAYOUT)).map_err(io::Error::other)
+    }
+
+    /// Opens the index at `path`, making its tables unless `made`.
+    fn made(path: &Path, made: bool) -> rusqlite::Result<Index> {
+        let db = Connection::open(path)?;
+        if !made {
             db.execute_batch(
                 "PRAGMA page_size = 8192;
                  CREATE TABLE meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -222,75 +227,19 @@ impl Index {
     /// When the index or a file cannot be read.
     pub fn search(&self, query: &Query) -> io::Result<Option<Results>> {
         let Some(terms) = query.words() else { return Ok(None) };
-        let mut found: Vec<HashMap<i64, Vec<i64>>> = Vec::new();
-        let mut lookup = self
-            .db
-            .prepare_cached(
-                "SELECT e.id, e.session FROM words JOIN events e ON e.id = words.rowid WHERE words MATCH ?1",
-            )
-            .map_err(io::Error::other)?;
-        for words in terms {
-            let mut by_session: HashMap<i64, Vec<i64>> = HashMap::new();
-            let mut rows = lookup.query([phrase(words)]).map_err(io::Error::other)?;
-            while let Some(r) = rows.next().map_err(io::Error::other)? {
-                let (event, session): (i64, i64) =
-                    (r.get(0).map_err(io::Error::other)?, r.get(1).map_err(io::Error::other)?);
-                by_session.entry(session).or_default().push(event);
-            }
-            found.push(by_session);
-        }
-        let sessions: BTreeSet<i64> =
-            found[0].keys().copied().filter(|s| found[1..].iter().all(|other| other.contains_key(s))).collect();
-        let events: BTreeSet<i64> =
-            found.iter().flat_map(|f| sessions.iter().filter_map(|s| f.get(s)).flatten().copied()).collect();
-
+        let found = self.find(&terms).map_err(io::Error::other)?;
         let mut results = Results::default();
-        // What the index keeps of each session, in the order a search of the files reads them.
-        let mut about = self
-            .db
-            .prepare_cached(
-                "SELECT s.agent, s.session, a.project, a.title, a.started_at FROM about a
-                 JOIN sessions s ON s.id = a.session JOIN files f ON f.id = a.file
-                 WHERE a.session = ?1 ORDER BY f.ord",
-            )
-            .map_err(io::Error::other)?;
-        for session in &sessions {
-            let mut rows = about.query([session]).map_err(io::Error::other)?;
-            while let Some(r) = rows.next().map_err(io::Error::other)? {
-                let agent: String = r.get(0).map_err(io::Error::other)?;
-                let Some(agent) = Agent::from_name(&agent) else { continue };
-                let id: String = r.get(1).map_err(io::Error::other)?;
-                let started_at: Option<i64> = r.get(4).map_err(io::Error::other)?;
-                results.describe(
-                    query,
-                    (agent, &id),
-                    r.get(2).map_err(io::Error::other)?,
-                    r.get(3).map_err(io::Error::other)?,
-                    started_at.map(DateTime::from_timestamp_nanos),
-                );
-            }
+        for About { agent, session, project, title, started_at } in found.about {
+            results.describe(query, (agent, &session), project, title, started_at);
         }
-        let mut lines: Vec<(i64, String, u64)> = Vec::with_capacity(events.len());
-        let mut line = self
-            .db
-            .prepare_cached(
-                "SELECT f.ord, f.path, e.offset FROM events e JOIN files f ON f.id = e.file WHERE e.id = ?1",
-            )
-            .map_err(io::Error::other)?;
-        for event in &events {
-            let (ord, path, offset): (i64, String, i64) =
-                line.query_row([event], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).map_err(io::Error::other)?;
-            lines.push((ord, path, offset as u64));
-        }
-        lines.sort_unstable();
-        let mut open: Option<(String, BufReader<File>)> = None;
+        let mut open: Option<(&str, BufReader<File>)> = None;
         let mut buf = Vec::new();
-        for (_, path, offset) in lines {
-            if open.as_ref().is_none_or(|(p, _)| *p != path) {
-                open = Some((path.clone(), BufReader::new(File::open(&path)?)));
+        for (_, path, offset) in &found.lines {
+            if open.as_ref().is_none_or(|(p, _)| p != path) {
+                open = Some((path, BufReader::new(File::open(path)?)));
             }
             let (_, reader) = open.as_mut().expect("opened above");
-            reader.seek(SeekFrom::Start(offset))?;
+            reader.seek(SeekFrom::Start(*offset))?;
             buf.clear();
             reader.read_until(b'\n', &mut buf)?;
             let text = std::str::from_utf8(&buf).map_err(io::Error::other)?;
@@ -300,6 +249,82 @@ impl Index {
         }
         Ok(Some(results))
     }
+
+    /// What the index says of the sessions holding every term: their descriptions, and the
+    /// lines of their events that hold a term, both in the order a search of the files reads
+    /// them.
+    fn find(&self, terms: &[&[String]]) -> rusqlite::Result<Found> {
+        let files: HashMap<i64, (i64, String)> = self
+            .db
+            .prepare_cached("SELECT id, ord, path FROM files")?
+            .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?))))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut lookup = self.db.prepare_cached(
+            "SELECT e.session, e.file, e.offset FROM words JOIN events e ON e.id = words.rowid WHERE words MATCH ?1",
+        )?;
+        // Per term: the lines holding it, by session.
+        let mut found: Vec<HashMap<i64, Vec<(i64, i64)>>> = Vec::new();
+        for words in terms {
+            let mut by_session: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+            let mut rows = lookup.query([phrase(words)])?;
+            while let Some(r) = rows.next()? {
+                by_session.entry(r.get(0)?).or_default().push((r.get(1)?, r.get(2)?));
+            }
+            found.push(by_session);
+        }
+        let sessions: BTreeSet<i64> =
+            found[0].keys().copied().filter(|s| found[1..].iter().all(|other| other.contains_key(s))).collect();
+        let mut lines: Vec<(i64, String, u64)> = found
+            .iter()
+            .flat_map(|f| sessions.iter().filter_map(|s| f.get(s)).flatten())
+            .filter_map(|(file, offset)| files.get(file).map(|(ord, path)| (*ord, path.clone(), *offset as u64)))
+            .collect();
+        lines.sort_unstable();
+        lines.dedup();
+        let mut about = Vec::new();
+        let mut described = self.db.prepare_cached(
+            "SELECT s.agent, s.session, a.project, a.title, a.started_at FROM about a
+             JOIN sessions s ON s.id = a.session JOIN files f ON f.id = a.file
+             WHERE a.session = ?1 ORDER BY f.ord",
+        )?;
+        for session in &sessions {
+            let mut rows = described.query([session])?;
+            while let Some(r) = rows.next()? {
+                let Some(agent) = Agent::from_name(&r.get::<_, String>(0)?) else { continue };
+                let started_at: Option<i64> = r.get(4)?;
+                about.push(About {
+                    agent,
+                    session: r.get(1)?,
+                    project: r.get(2)?,
+                    title: r.get(3)?,
+                    started_at: started_at.map(DateTime::from_timestamp_nanos),
+                });
+            }
+        }
+        Ok(Found { about, lines })
+    }
+}
+
+/// What [`Index::find`] finds.
+struct Found {
+    /// The sessions' descriptions, a row per file of a session.
+    about: Vec<About>,
+    /// The lines to read: each file's place in the reading order, its path, the line's offset.
+    lines: Vec<(i64, String, u64)>,
+}
+
+/// What a file says of a session.
+struct About {
+    agent: Agent,
+    session: String,
+    project: Option<String>,
+    title: Option<String>,
+    started_at: Option<DateTime<Utc>>,
+}
+
+/// The layout an index says it has; `None` for a database that is not an index.
+fn layout(db: &Connection) -> Option<i64> {
+    db.query_row("SELECT value FROM meta WHERE key = 'layout'", [], |r| r.get(0)).ok()
 }
 
 /// The FTS5 query for a term: its words, as [`words_only`] and the tokenizer split them, as

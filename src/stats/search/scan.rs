@@ -1,0 +1,143 @@
+//! The look through a group's raw bytes for a query's literal words, before it is parsed.
+
+use super::Query;
+
+/// A look through raw bytes for a query's literals ([`Query::scan`]).
+pub struct Scan<'q> {
+    query: &'q Query,
+    seen: Vec<bool>,
+    left: usize,
+    /// The end of the last piece, for a literal that spans two pieces.
+    tail: Vec<u8>,
+}
+
+impl<'q> Scan<'q> {
+    /// A look for `query`'s literals, none seen yet.
+    pub(super) fn new(query: &'q Query) -> Scan<'q> {
+        Scan { query, seen: vec![false; query.literal_count], left: query.literal_count, tail: Vec::new() }
+    }
+
+    /// Looks through the next piece; true once every literal has been seen (or when the query
+    /// has none).
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        let Some(prefilter) = &self.query.prefilter else { return true };
+        if self.left == 0 {
+            return true;
+        }
+        let keep = self.query.longest.saturating_sub(1);
+        // A literal across the two pieces is in the end of the last and the start of this one;
+        // the others are in this piece alone, looked through where it lies.
+        let mut seam = std::mem::take(&mut self.tail);
+        let had = !seam.is_empty();
+        seam.extend_from_slice(&bytes[..keep.min(bytes.len())]);
+        if (had && self.mark(prefilter, &seam)) || self.mark(prefilter, bytes) {
+            return true;
+        }
+        self.tail = if bytes.len() >= keep {
+            bytes[bytes.len() - keep..].to_vec()
+        } else {
+            // A piece shorter than the longest literal: the end of both.
+            seam[seam.len().saturating_sub(keep)..].to_vec()
+        };
+        false
+    }
+
+    /// Marks the literals found in `bytes`; true once every literal has been seen.
+    fn mark(&mut self, prefilter: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
+        for (i, literal) in prefilter.iter().enumerate() {
+            if !self.seen[i] && literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end())) {
+                self.seen[i] = true;
+                self.left -= 1;
+            }
+        }
+        self.left == 0
+    }
+
+    /// Looks through everything `reader` gives; true once every literal has been seen.
+    ///
+    /// # Errors
+    /// When reading fails.
+    pub fn read(&mut self, mut reader: impl std::io::Read) -> std::io::Result<bool> {
+        thread_local! {
+            /// A buffer per thread, kept from one file to the next.
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUFFER.with_borrow_mut(|buf| {
+            buf.resize(256 << 10, 0);
+            loop {
+                let n = match reader.read(buf) {
+                    Ok(0) => return Ok(self.left == 0 || self.query.prefilter.is_none()),
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                if self.feed(&buf[..n]) {
+                    return Ok(true);
+                }
+            }
+        })
+    }
+}
+
+/// Whether `bytes[start..end]`, raw JSON or text, may be a whole word of the text it holds: the
+/// byte before it is no word character, or ends a JSON escape (`\n`, `\u2028`), and the byte
+/// after it is no word character. At either end of `bytes` it may be (the next or last piece
+/// says).
+fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let before = start == 0
+        || !word(bytes[start - 1])
+        || (start >= 2 && bytes[start - 2] == b'\\' && b"ntrbf".contains(&bytes[start - 1]))
+        || (start >= 6
+            && bytes[start - 6] == b'\\'
+            && bytes[start - 5] == b'u'
+            && bytes[start - 4..start].iter().all(u8::is_ascii_hexdigit));
+    let after = end == bytes.len() || !word(bytes[end]);
+    before && after
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefilter_needs_every_literal() {
+        let q = Query::parse("alpha beta", false).unwrap();
+        assert!(q.may_match(b"..ALPHA..beta.."));
+        assert!(!q.may_match(b"..alpha.."));
+        assert!(Query::parse("al.ha", true).unwrap().may_match(b"nothing"));
+    }
+
+    #[test]
+    fn the_prefilter_looks_for_whole_words_of_the_raw_json() {
+        let q = Query::parse("rollback", false).unwrap();
+        assert!(!q.may_match(br#"{"text":"the scrollback buffer, rollbacks"}"#));
+        for raw in [
+            r#""rollback""#,
+            r#""a
+ROLLBACK.""#,
+            r#"" rollback""#,
+            r#""x	rollback
+""#,
+            "rollback",
+        ] {
+            assert!(q.may_match(raw.as_bytes()), "{raw}");
+        }
+    }
+
+    #[test]
+    fn the_prefilter_sees_a_literal_split_between_two_pieces() {
+        let q = Query::parse("needle", false).unwrap();
+        let mut scan = q.scan();
+        assert!(!scan.feed(b"....nee"));
+        assert!(scan.feed(b"DLE...."));
+    }
+
+    #[test]
+    fn the_prefilter_sees_a_literal_over_pieces_shorter_than_it() {
+        let q = Query::parse("needle", false).unwrap();
+        let mut scan = q.scan();
+        assert!(!["..n", "e", "ed", "l"].iter().any(|piece| scan.feed(piece.as_bytes())));
+        assert!(scan.feed(b"e."));
+    }
+}
