@@ -18,6 +18,12 @@ fn inputs() -> Vec<PathBuf> {
 
 /// The sessions `agentlog search QUERY` finds, by id, with `args` added.
 fn found(query: &str, args: &[&str]) -> BTreeSet<String> {
+    let sessions = sessions(query, args);
+    sessions.iter().map(|s| s["session_id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The sessions `agentlog search QUERY` finds, as `--json` gives them, with `args` added.
+fn sessions(query: &str, args: &[&str]) -> Vec<Value> {
     let out = cargo_bin_cmd!("agentlog")
         .args(["search", "-q", "--json", "--limit", "100000", "--tz", "UTC"])
         .args(args)
@@ -29,7 +35,7 @@ fn found(query: &str, args: &[&str]) -> BTreeSet<String> {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     let sessions = doc["sessions"].as_array().unwrap();
     assert_eq!(doc["sessions_matched"].as_u64().unwrap() as usize, sessions.len());
-    sessions.iter().map(|s| s["session_id"].as_str().unwrap().to_owned()).collect()
+    sessions.clone()
 }
 
 /// Every event of the inputs, as `convert` gives them.
@@ -143,4 +149,22 @@ fn restrictions_and_a_regular_expression_narrow_the_same_results() {
     // Two words: the sessions holding both.
     let both = found(&format!("{word} hello"), &[]);
     assert!(both.is_subset(&all) && both.is_subset(&found("hello", &[])));
+}
+
+#[test]
+fn skipping_the_lines_without_the_words_changes_no_result() {
+    // A search for words leaves unparsed the tool outputs, answers and subagent progress whose
+    // raw lines lack them; a regular expression reads every line. Both give the same sessions,
+    // each with the same project, title, start, counts and hits.
+    let words: &[&str] =
+        if common::shared_corpus().is_some() { &["pytest", "migration", "error", "hook"] } else { &["echo", "hello"] };
+    for word in words {
+        let skimmed = sessions(word, &[]);
+        let read = sessions(&format!(r"\b{word}\b"), &["--regex"]);
+        assert!(!skimmed.is_empty(), "{word} found nothing");
+        for (a, b) in skimmed.iter().zip(&read) {
+            assert_eq!(a, b, "{word}: session {}", a["session_id"]);
+        }
+        assert_eq!(skimmed.len(), read.len(), "{word}");
+    }
 }

@@ -33,7 +33,11 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
         Err(message) => return usage(message),
     };
     query.filter = filter;
-    let settings = Settings::new(super::sum::threads(args.jobs), read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
+    let mut settings = Settings::new(super::sum::threads(args.jobs), read::DEFAULT_MAX_LINE_BYTES).unwrap_or_default();
+    // Lines of bulk text (tools' outputs) without a term's words are not parsed either.
+    if let Some(test) = query.line_test() {
+        settings = settings.looking_for(test);
+    }
     // A group of session files whose raw bytes lack a term cannot match: it is not parsed. Only
     // the files of agents whose sessions are their files alone are looked through (Claude Code,
     // Codex, Copilot CLI); the others' readers take text from other files (OpenCode's parts,

@@ -96,7 +96,7 @@ impl Lines<'_> {
                 let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
                 let parser = parser.clone();
                 let limit = self.settings.max_line_bytes();
-                let usage_only = self.settings.usage_only();
+                let settings = self.settings.clone();
                 self.settings.spawn(move || {
                     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         chunk
@@ -104,7 +104,7 @@ impl Lines<'_> {
                             .iter()
                             .map(|l| {
                                 let content = &chunk.text[l.range.clone()];
-                                (!skipped(&parser, usage_only, l, content))
+                                (!skipped(&parser, &settings, l, content))
                                     .then(|| parse_line(&parser, l, content, limit))
                             })
                             .collect()
@@ -117,7 +117,7 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
-                if skipped(parser, self.settings.usage_only(), &line, content) {
+                if skipped(parser, self.settings, &line, content) {
                     self.report.lines += 1;
                     continue;
                 }
@@ -253,10 +253,15 @@ fn let_go_if_long(buf: &mut Vec<u8>) {
 /// Buffers that grew past this to hold a line are freed once it is parsed.
 const LONG_LINE_BYTES: usize = 4 * PARSE_CHUNK_BYTES;
 
-/// Whether a run counting only usage skips a line unparsed: never the first line (a header in
-/// some formats), nor one too long to be read whole (it is reported).
-fn skipped<P: LineParser>(parser: &P, usage_only: bool, line: &ChunkLine, content: &[u8]) -> bool {
-    usage_only && line.number > 1 && line.length.is_none() && !parser.may_matter_to_usage(content)
+/// Whether a run skips a line unparsed: a run counting only usage the lines that cannot matter
+/// to it, a run looking for some text the lines of bulk text that lack it. Never the first line
+/// (a header in some formats), nor one too long to be read whole (it is reported).
+fn skipped<P: LineParser>(parser: &P, settings: &Settings, line: &ChunkLine, content: &[u8]) -> bool {
+    if line.number == 1 || line.length.is_some() {
+        return false;
+    }
+    (settings.usage_only() && !parser.may_matter_to_usage(content))
+        || settings.wanted().is_some_and(|wanted| parser.is_bulk_text(content) && !wanted(content))
 }
 
 /// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.

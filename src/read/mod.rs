@@ -22,6 +22,7 @@ pub mod kilo;
 pub mod kiro;
 pub(crate) mod lenient;
 mod lines;
+mod literals;
 mod object;
 pub mod opencode;
 pub mod openhands;
@@ -46,7 +47,7 @@ pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
 pub(crate) use parse::{file_object, parse_object, parse_time};
 pub use paths::file_stem;
 pub(crate) use paths::{file_name, files_under, home_dir};
-pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings};
+pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings, Wanted};
 pub use side::FileKind;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
@@ -442,6 +443,14 @@ pub trait LineParser: Clone + Send + 'static {
     /// ([`Settings::usage_only`]) skip the other lines unparsed. Every line by default.
     fn may_matter_to_usage(&self, _line: &[u8]) -> bool {
         true
+    }
+
+    /// Whether a line, other than the first, holds only bulk text that no other line's events
+    /// depend on (a tool's output, say): a run looking for some text
+    /// ([`Settings::looking_for`]) skips such a line unparsed when its raw bytes lack the text,
+    /// and the events of the other lines are then those of a full run. No line by default.
+    fn is_bulk_text(&self, _line: &[u8]) -> bool {
+        false
     }
 }
 

@@ -24,9 +24,13 @@ pub struct Settings {
     pool: Option<Arc<Pool>>,
     prices: Arc<Prices>,
     usage_only: bool,
+    wanted: Option<Wanted>,
     filter: Option<Arc<Filter>>,
     redactor: Option<Arc<Redactor>>,
 }
+
+/// Whether a line's raw bytes hold what a run looks for ([`Settings::looking_for`]).
+pub type Wanted = Arc<dyn Fn(&[u8]) -> bool + Send + Sync>;
 
 /// Threads that parse the lines of large inputs, and what they know of the inputs being read.
 struct Pool {
@@ -45,6 +49,7 @@ impl Default for Settings {
             pool: None,
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
+            wanted: None,
             filter: None,
             redactor: None,
         }
@@ -73,6 +78,7 @@ impl Settings {
             pool,
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
+            wanted: None,
             filter: None,
             redactor: None,
         })
@@ -92,6 +98,21 @@ impl Settings {
     pub fn only_usage(mut self) -> Self {
         self.usage_only = true;
         self
+    }
+
+    /// These settings for a run that looks for some text, say a search for some words: readers
+    /// may skip, unparsed, the lines of bulk text (a tool's output, say) whose raw bytes
+    /// `wanted` says lack it ([`crate::read::LineParser::is_bulk_text`]). The events of the
+    /// lines read are those of a full run, but for `seq`.
+    #[must_use]
+    pub fn looking_for(mut self, wanted: Wanted) -> Self {
+        self.wanted = Some(wanted);
+        self
+    }
+
+    /// What a run that looks for some text looks for, if it does.
+    pub fn wanted(&self) -> Option<&Wanted> {
+        self.wanted.as_ref()
     }
 
     /// These settings handing on only the events `filter` keeps (see

@@ -421,6 +421,10 @@ impl LineParser for Parser {
         super::usage::may_matter_to_usage(line)
     }
 
+    fn is_bulk_text(&self, line: &[u8]) -> bool {
+        super::usage::is_bulk_text(line)
+    }
+
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
         let content = self.needs_content(line.text);
         let mut object = Object::parse_with(line.text, if content { APART } else { APART_MESSAGE }, |_| true)?;

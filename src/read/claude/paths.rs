@@ -76,14 +76,17 @@ pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
 /// Task or Agent result) in the session file at `path`, by agent id; the first result naming
 /// an agent counts (`None` when that record has no message).
 pub fn spawning_calls(path: &Path) -> HashMap<String, Option<String>> {
+    static RESULT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("toolUseResult"));
     let mut calls = HashMap::new();
     let Ok(file) = File::open(path) else { return calls };
-    let mut reader = BufReader::new(file);
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+    let mut reader = BufReader::with_capacity(256 << 10, file);
+    let mut line = Vec::new();
+    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
         // Cheap filter first: only lines with a tool result can name an agent.
-        if line.contains("toolUseResult")
-            && let Ok(record) = Object::parse(line.trim_end())
+        if RESULT.find(&line).is_some()
+            && let Ok(text) = std::str::from_utf8(&line)
+            && let Ok(record) = Object::parse(text.trim_end())
             && let Some(agent) = record
                 .raw("toolUseResult")
                 .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())

@@ -3,30 +3,55 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
-
 use super::raw;
 use crate::model::{Event, Usage};
 use crate::read::checked_sum;
+use crate::read::literals::Literals;
 
 /// Whether a line may matter to usage: usage is on assistant records and on the subagent
 /// replies in `progress` records, each under a `usage` key; every record names its session and
 /// place itself, but for the records of 1.0 inline sidechains, whose chain of records names
 /// their subagent.
 pub(super) fn may_matter_to_usage(line: &[u8]) -> bool {
-    static NEEDED: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(["\"usage\"", "\"isSidechain\":true", "\"isSidechain\": true"]).expect("fixed patterns")
-    });
+    static NEEDED: LazyLock<Literals> =
+        LazyLock::new(|| Literals::new(&["\"usage\"", "\"isSidechain\":true", "\"isSidechain\": true"]));
     NEEDED.is_match(line)
+}
+
+/// Whether a line is bulk text a search may skip when it lacks the words: a tool's results
+/// (`tool_result` blocks), an answer or its reasoning, a subagent's progress (not that of hooks, which
+/// may be a session's first record). Never a record
+/// that calls a tool, whose name later results take, nor one of a 1.0 inline sidechain, whose
+/// records link to each other; typed prompts, which title their session, are `user` records
+/// without results.
+pub(super) fn is_bulk_text(line: &[u8]) -> bool {
+    /// Kinds of bulk text, then what links a record to others.
+    static WORDS: LazyLock<Literals> = LazyLock::new(|| {
+        Literals::new(&[
+            "\"tool_result\"",
+            "\"assistant\"",
+            "\"agent_progress\"",
+            "\"tool_use\"",
+            "\"isSidechain\":true",
+            "\"isSidechain\": true",
+        ])
+    });
+    let mut bulk = false;
+    for found in WORDS.found(line) {
+        if found >= 3 {
+            return false;
+        }
+        bulk = true;
+    }
+    bulk
 }
 
 /// Whether an assistant record read for its usage needs its content blocks: only where it may
 /// link a 1.0 inline sidechain to the `Task` call whose prompt started it.
 pub(super) fn needs_content(line: &str) -> bool {
-    static LINKS: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(["\"isSidechain\":true", "\"isSidechain\": true", "\"Task\""]).expect("fixed patterns")
-    });
-    LINKS.is_match(line)
+    static LINKS: LazyLock<Literals> =
+        LazyLock::new(|| Literals::new(&["\"isSidechain\":true", "\"isSidechain\": true", "\"Task\""]));
+    LINKS.is_match(line.as_bytes())
 }
 
 /// One response's usage in the unified terms: the four counts do not overlap.

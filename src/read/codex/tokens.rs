@@ -8,8 +8,6 @@
 
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
-
 use super::raw::TokenUsage;
 
 /// The counters of the last row that had them.
@@ -51,9 +49,13 @@ impl Totals {
 /// session header (id, fork) and the turn context (model); replayed history is told by the
 /// times of those rows.
 pub(super) fn may_matter_to_usage(line: &[u8]) -> bool {
-    static NEEDED: LazyLock<AhoCorasick> = LazyLock::new(|| {
-        AhoCorasick::new(["\"token_count\"", "\"token_usage_record\"", "\"session_meta\"", "\"turn_context\""])
-            .expect("fixed patterns")
+    static NEEDED: LazyLock<crate::read::literals::Literals> = LazyLock::new(|| {
+        crate::read::literals::Literals::new(&[
+            "\"token_count\"",
+            "\"token_usage_record\"",
+            "\"session_meta\"",
+            "\"turn_context\"",
+        ])
     });
     NEEDED.is_match(line)
 }

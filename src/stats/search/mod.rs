@@ -154,6 +154,15 @@ impl Query {
         self.scan().feed(bytes)
     }
 
+    /// Whether one line's raw bytes hold any literal of the query, so that an event of the line
+    /// may match some term; `None` for a query without literals, where any line may.
+    pub fn line_test(&self) -> Option<crate::read::Wanted> {
+        let prefilter = self.prefilter.clone()?;
+        Some(std::sync::Arc::new(move |line: &[u8]| {
+            prefilter.iter().any(|literal| literal.find_iter(line).any(|m| scan::whole_word(line, m.start(), m.end())))
+        }))
+    }
+
     /// A look through raw bytes, fed in pieces, for the literals of the query.
     pub fn scan(&self) -> Scan<'_> {
         Scan::new(self)

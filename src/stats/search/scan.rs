@@ -83,7 +83,7 @@ impl<'q> Scan<'q> {
 /// byte before it is no word character, or ends a JSON escape (`\n`, `\u2028`), and the byte
 /// after it is no word character. At either end of `bytes` it may be (the next or last piece
 /// says).
-fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+pub(super) fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let before = start == 0
         || !word(bytes[start - 1])
