@@ -87,13 +87,17 @@ fn events_of(batch: &RecordBatch, agent_from_path: Option<Agent>) -> Vec<Event> 
             let b = |n: &str| boolean(batch, n, i);
             let parts = || json(batch, "parts", i).map(|p| serde_json::from_str(p.get()).unwrap()).unwrap_or_default();
             let payload = match s("kind").as_deref().unwrap() {
-                "message" => Payload::Message(Message {
-                    role: enum_value::<Role>(s("role")).unwrap(),
-                    text: s("text").unwrap(),
-                    parts: parts(),
-                    phase: s("phase"),
-                    prompt_history: enum_value(s("prompt_history")),
-                }),
+                // A message whose only part is its text has no `parts` (schema 1.6).
+                "message" => Payload::Message(
+                    Message {
+                        role: enum_value::<Role>(s("role")).unwrap(),
+                        text: s("text").unwrap(),
+                        parts: parts(),
+                        phase: s("phase"),
+                        prompt_history: enum_value(s("prompt_history")),
+                    }
+                    .with_parts_restored(),
+                ),
                 "reasoning" => Payload::Reasoning(Reasoning {
                     text: s("text").unwrap(),
                     raw_text: s("raw_text"),

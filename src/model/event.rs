@@ -191,14 +191,15 @@ impl Role {
 }
 
 /// A message: its role, its plain text and its content parts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[cfg_attr(test, derive(schemars::JsonSchema))]
 pub struct Message {
     /// Who speaks.
     pub role: Role,
     /// The text parts joined with newlines; empty when the message has none.
     pub text: String,
-    /// The content parts in source order (text, image, document).
+    /// The content parts in source order (text, image, document). Outputs leave them out
+    /// when the only part is the text ([`Message::written_parts`]).
     pub parts: Vec<Part>,
     /// Codex message phase (`commentary`, `final_answer`), where recorded.
     pub phase: Option<String>,
@@ -236,11 +237,44 @@ impl PromptHistory {
     }
 }
 
+impl Serialize for Message {
+    /// The fields in order, with the parts as written out ([`Message::written_parts`]).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut message = serializer.serialize_struct("Message", 5)?;
+        message.serialize_field("role", &self.role)?;
+        message.serialize_field("text", &self.text)?;
+        message.serialize_field("parts", self.written_parts())?;
+        message.serialize_field("phase", &self.phase)?;
+        message.serialize_field("prompt_history", &self.prompt_history)?;
+        message.end()
+    }
+}
+
 impl Message {
     /// A message of `role` whose plain text is its text parts joined with newlines.
     pub fn from_parts(role: Role, parts: Vec<Part>) -> Self {
         let text = parts.iter().filter_map(Part::text).collect::<Vec<_>>().join("\n");
         Message { role, text, parts, phase: None, prompt_history: None }
+    }
+
+    /// The parts as written out: none when the only part is the text, which `text` holds
+    /// already (the text is then stored once; schema 1.6).
+    pub fn written_parts(&self) -> &[Part] {
+        match &self.parts[..] {
+            [Part::Text { text }] if !text.is_empty() && *text == self.text => &[],
+            parts => parts,
+        }
+    }
+
+    /// This message read back from an output written by [`Message::written_parts`]: a text
+    /// without parts is its one part.
+    #[must_use]
+    pub fn with_parts_restored(mut self) -> Self {
+        if self.parts.is_empty() && !self.text.is_empty() {
+            self.parts.push(Part::Text { text: self.text.clone() });
+        }
+        self
     }
 }
 
@@ -433,7 +467,7 @@ impl TryFrom<EventRepr> for Event {
     fn try_from(r: EventRepr) -> Result<Self, Self::Error> {
         let text = r.payload.get();
         let payload = match r.kind {
-            Kind::Message => Payload::Message(serde_json::from_str(text)?),
+            Kind::Message => Payload::Message(serde_json::from_str::<Message>(text)?.with_parts_restored()),
             Kind::Reasoning => Payload::Reasoning(serde_json::from_str(text)?),
             Kind::ToolCall => Payload::ToolCall(serde_json::from_str(text)?),
             Kind::ToolOutput => Payload::ToolOutput(serde_json::from_str(text)?),

@@ -63,7 +63,7 @@ pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
 
 /// Version of the unified event and interchange schemas written by this build.
-pub const SCHEMA_VERSION: &str = "1.5";
+pub const SCHEMA_VERSION: &str = "1.6";
 
 /// `$id` of the published unified event schema (`schema/event.schema.json`).
 pub const EVENT_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/event.schema.json";

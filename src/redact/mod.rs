@@ -252,8 +252,14 @@ impl Walk<'_, '_> {
         let mut path = String::new();
         match &mut event.payload {
             Payload::Message(m) => {
+                let text_only = m.written_parts().is_empty() && !m.parts.is_empty();
                 self.string(&|| "/payload/text".into(), &mut m.text);
-                self.parts("/payload/parts", &mut m.parts);
+                if text_only {
+                    // The one part is the text, written once: it is redacted with it.
+                    m.parts = vec![Part::Text { text: m.text.clone() }];
+                } else {
+                    self.parts("/payload/parts", &mut m.parts);
+                }
                 if let Some(phase) = &mut m.phase {
                     self.string(&|| "/payload/phase".into(), phase);
                 }

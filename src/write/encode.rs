@@ -70,7 +70,7 @@ pub fn event(event: &Event, out: &mut Vec<u8>) {
             w.raw(",\"text\":");
             w.str(&m.text);
             w.raw(",\"parts\":");
-            w.parts(&m.parts);
+            w.parts(m.written_parts());
             w.raw(",\"phase\":");
             w.opt_str(&m.phase);
             w.raw(",\"prompt_history\":");
@@ -347,6 +347,30 @@ mod tests {
     use super::*;
     use crate::model::{Agent, Message, MetaType, Role};
     use proptest::prelude::*;
+
+    #[test]
+    fn a_message_of_text_alone_holds_its_text_once() {
+        let plain = Event::new(
+            "s".into(),
+            Payload::Message(Message::from_parts(Role::User, vec![Part::Text { text: "hi".into() }])),
+        );
+        let mut line = Vec::new();
+        event(&plain, &mut line);
+        let line = String::from_utf8(line).unwrap();
+        assert!(line.contains(r#""text":"hi","parts":[],"#), "{line}");
+        lines_agree(&plain);
+        let read: Event = serde_json::from_str(&line).unwrap();
+        assert_eq!(read, plain, "the one part comes back from the text");
+        // With an image, or an empty text part, every part is written.
+        let image = Part::Image { media_type: None, data: None, url: Some("https://x/y.png".into()) };
+        for parts in [vec![Part::Text { text: "hi".into() }, image], vec![Part::Text { text: String::new() }]] {
+            let e = Event::new("s".into(), Payload::Message(Message::from_parts(Role::User, parts.clone())));
+            let mut line = Vec::new();
+            event(&e, &mut line);
+            let read: Event = serde_json::from_slice(&line).unwrap();
+            assert_eq!(read, e);
+        }
+    }
 
     fn lines_agree(e: &Event) {
         let mut ours = Vec::new();

@@ -238,7 +238,7 @@ def main():
         if schema.field("kind").type != pa.string():
             fail(f"kind is {schema.field('kind').type}, expected string")
         meta = schema.metadata or {}
-        if meta.get(b"agentlog.schema_version") != b"1.5":
+        if meta.get(b"agentlog.schema_version") != b"1.6":
             fail(f"schema version metadata: {meta}")
 
     con = duckdb.connect()

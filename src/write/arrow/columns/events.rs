@@ -131,7 +131,7 @@ impl<'a> Cells<'a> {
         let mut parts = None;
         let cells = match payload {
             Payload::Message(m) => {
-                parts = Some(&m.parts[..]);
+                parts = Some(m.written_parts());
                 Cells {
                     role: Some(m.role.as_str()),
                     text: Some(&m.text),
