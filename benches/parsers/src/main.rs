@@ -46,31 +46,34 @@ fn main() {
     println!("|---|---|---|---|");
     let rate = |run: &dyn Fn() -> usize| {
         let mut best = Duration::MAX;
+        let mut taken = 0;
         for _ in 0..5 {
             let start = Instant::now();
-            assert_eq!(run(), lines.len(), "a parser refused a line");
+            taken = run();
             best = best.min(start.elapsed());
         }
-        format!("{:.0} MB/s", bytes as f64 / best.as_secs_f64() / 1e6)
+        // Lines serde_json takes that the other refuses (lone surrogates, say) are said.
+        let refused = lines.len() - taken;
+        let refused = if refused > 0 { format!(" ({refused} lines refused)") } else { String::new() };
+        format!("{:.0} MB/s{refused}", bytes as f64 / best.as_secs_f64() / 1e6)
     };
-    let mut buffer = Vec::new();
-    let simd = |line: &str, buffer: &mut Vec<u8>| {
-        buffer.clear();
-        buffer.extend_from_slice(line.as_bytes());
+    // simd-json parses in place: each line is copied into a buffer first.
+    let simd = |parse: &dyn Fn(&mut Vec<u8>) -> bool| {
+        let mut buffer = Vec::new();
+        lines
+            .iter()
+            .filter(|l| {
+                buffer.clear();
+                buffer.extend_from_slice(l.as_bytes());
+                parse(&mut buffer)
+            })
+            .count()
     };
-    let buffer = std::cell::RefCell::new(&mut buffer);
     println!(
         "| validate and skip (`IgnoredAny`) | {} | {} | {} |",
         rate(&|| lines.iter().filter(|l| serde_json::from_str::<IgnoredAny>(l).is_ok()).count()),
         rate(&|| lines.iter().filter(|l| sonic_rs::from_str::<IgnoredAny>(l).is_ok()).count()),
-        rate(&|| lines
-            .iter()
-            .filter(|l| {
-                let mut b = buffer.borrow_mut();
-                simd(l, &mut b);
-                simd_json::serde::from_slice::<IgnoredAny>(&mut b).is_ok()
-            })
-            .count()),
+        rate(&|| simd(&|b| simd_json::serde::from_slice::<IgnoredAny>(b).is_ok())),
     );
     println!(
         "| top-level fields, values raw | {} | {} | — |",
@@ -78,32 +81,21 @@ fn main() {
             .iter()
             .filter(|l| serde_json::from_str::<HashMap<Cow<str>, &serde_json::value::RawValue>>(l).is_ok())
             .count()),
-        rate(&|| lines.iter().filter(|l| sonic_rs::from_str::<HashMap<Cow<str>, sonic_rs::LazyValue>>(l).is_ok()).count()),
+        rate(&|| lines
+            .iter()
+            .filter(|l| sonic_rs::from_str::<HashMap<Cow<str>, sonic_rs::LazyValue>>(l).is_ok())
+            .count()),
     );
     println!(
         "| document into `serde_json::Value` | {} | {} | {} |",
         rate(&|| lines.iter().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()).count()),
         rate(&|| lines.iter().filter(|l| sonic_rs::from_str::<serde_json::Value>(l).is_ok()).count()),
-        rate(&|| lines
-            .iter()
-            .filter(|l| {
-                let mut b = buffer.borrow_mut();
-                simd(l, &mut b);
-                simd_json::serde::from_slice::<serde_json::Value>(&mut b).is_ok()
-            })
-            .count()),
+        rate(&|| simd(&|b| simd_json::serde::from_slice::<serde_json::Value>(b).is_ok())),
     );
     println!(
         "| document into the parser's own DOM | {} | {} | {} |",
         rate(&|| lines.iter().filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()).count()),
         rate(&|| lines.iter().filter(|l| sonic_rs::from_str::<sonic_rs::Value>(l).is_ok()).count()),
-        rate(&|| lines
-            .iter()
-            .filter(|l| {
-                let mut b = buffer.borrow_mut();
-                simd(l, &mut b);
-                simd_json::to_borrowed_value(&mut b).is_ok()
-            })
-            .count()),
+        rate(&|| simd(&|b| simd_json::to_borrowed_value(b).is_ok())),
     );
 }
