@@ -36,14 +36,13 @@ pub(super) fn is_bulk_text(line: &[u8]) -> bool {
             "\"isSidechain\": true",
         ])
     });
-    let mut bulk = false;
-    for found in WORDS.found(line) {
-        if found >= 3 {
-            return false;
-        }
+    let (mut bulk, mut linked) = (false, false);
+    WORDS.each_found(line, |found| {
+        linked = found >= 3;
         bulk = true;
-    }
-    bulk
+        !linked
+    });
+    bulk && !linked
 }
 
 /// Whether an assistant record read for its usage needs its content blocks: only where it may

@@ -75,6 +75,21 @@ pub fn seconds_to_ms(seconds: f64) -> u64 {
     (seconds * 1000.0).round().max(0.0) as u64
 }
 
+/// Whether a line is bulk text a search may skip when it lacks the words: a tool's output, and
+/// the `exec_command_end` / `mcp_tool_call_end` after it, which add only facts (exit code,
+/// duration) to the output. Their names come from the calls, read whole.
+pub(super) fn is_bulk_text(line: &[u8]) -> bool {
+    static KINDS: std::sync::LazyLock<crate::read::literals::Literals> = std::sync::LazyLock::new(|| {
+        crate::read::literals::Literals::new(&[
+            "\"function_call_output\"",
+            "\"custom_tool_call_output\"",
+            "\"exec_command_end\"",
+            "\"mcp_tool_call_end\"",
+        ])
+    });
+    KINDS.is_match(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

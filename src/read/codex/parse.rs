@@ -455,7 +455,7 @@ impl LineParser for Parser {
     }
 
     fn is_bulk_text(&self, line: &[u8]) -> bool {
-        is_bulk_text(line)
+        super::output::is_bulk_text(line)
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {
@@ -463,21 +463,6 @@ impl LineParser for Parser {
         let step = self.step(line, &mut facts)?;
         Ok(Parsed { step, facts })
     }
-}
-
-/// Whether a line is bulk text a search may skip when it lacks the words: a tool's output, and
-/// the `exec_command_end` / `mcp_tool_call_end` after it, which add only facts (exit code,
-/// duration) to the output. Their names come from the calls, read whole.
-fn is_bulk_text(line: &[u8]) -> bool {
-    static KINDS: std::sync::LazyLock<crate::read::literals::Literals> = std::sync::LazyLock::new(|| {
-        crate::read::literals::Literals::new(&[
-            "\"function_call_output\"",
-            "\"custom_tool_call_output\"",
-            "\"exec_command_end\"",
-            "\"mcp_tool_call_end\"",
-        ])
-    });
-    KINDS.is_match(line)
 }
 
 /// An envelope's payload: read as fields in the line's pass, or kept whole.

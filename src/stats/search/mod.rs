@@ -158,9 +158,7 @@ impl Query {
     /// may match some term; `None` for a query without literals, where any line may.
     pub fn line_test(&self) -> Option<crate::read::Wanted> {
         let prefilter = self.prefilter.clone()?;
-        Some(std::sync::Arc::new(move |line: &[u8]| {
-            prefilter.iter().any(|literal| literal.find_iter(line).any(|m| scan::whole_word(line, m.start(), m.end())))
-        }))
+        Some(std::sync::Arc::new(move |line: &[u8]| prefilter.iter().any(|literal| scan::holds(literal, line))))
     }
 
     /// A look through raw bytes, fed in pieces, for the literals of the query.

@@ -45,7 +45,7 @@ impl<'q> Scan<'q> {
     /// Marks the literals found in `bytes`; true once every literal has been seen.
     fn mark(&mut self, prefilter: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
         for (i, literal) in prefilter.iter().enumerate() {
-            if !self.seen[i] && literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end())) {
+            if !self.seen[i] && holds(literal, bytes) {
                 self.seen[i] = true;
                 self.left -= 1;
             }
@@ -79,11 +79,16 @@ impl<'q> Scan<'q> {
     }
 }
 
+/// Whether raw bytes hold `literal` as a whole word ([`whole_word`]).
+pub(super) fn holds(literal: &regex::bytes::Regex, bytes: &[u8]) -> bool {
+    literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end()))
+}
+
 /// Whether `bytes[start..end]`, raw JSON or text, may be a whole word of the text it holds: the
 /// byte before it is no word character, or ends a JSON escape (`\n`, `\u2028`), and the byte
 /// after it is no word character. At either end of `bytes` it may be (the next or last piece
 /// says).
-pub(super) fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
+fn whole_word(bytes: &[u8], start: usize, end: usize) -> bool {
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let before = start == 0
         || !word(bytes[start - 1])
