@@ -141,13 +141,23 @@ impl<'de> serde::de::Visitor<'de> for Fields<'_> {
 /// Opens an input for reading; `*.zst` files (Codex's compressed cold rollouts) are
 /// decompressed as they are read.
 pub fn open(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
-    const CAPACITY: usize = 256 * 1024;
+    open_with(input, 256 << 10)
+}
+
+/// Opens an input to tell its format from its first lines, which are usually short: a file is
+/// read in small pieces, so that telling the formats of many files reads little of each.
+pub fn open_head(input: &InputSpec) -> io::Result<Box<dyn BufRead>> {
+    open_with(input, 16 << 10)
+}
+
+/// Opens an input read `capacity` bytes at a time.
+fn open_with(input: &InputSpec, capacity: usize) -> io::Result<Box<dyn BufRead>> {
     Ok(match input {
-        InputSpec::Stdin => Box::new(BufReader::with_capacity(CAPACITY, io::stdin())),
+        InputSpec::Stdin => Box::new(BufReader::with_capacity(capacity, io::stdin())),
         InputSpec::File(path) if path.ends_with(".zst") => {
-            Box::new(BufReader::with_capacity(CAPACITY, zstd::stream::read::Decoder::new(File::open(path)?)?))
+            Box::new(BufReader::with_capacity(capacity, zstd::stream::read::Decoder::new(File::open(path)?)?))
         }
-        InputSpec::File(path) => Box::new(BufReader::with_capacity(CAPACITY, File::open(path)?)),
+        InputSpec::File(path) => Box::new(BufReader::with_capacity(capacity, File::open(path)?)),
         InputSpec::Stored(stored) => {
             let message = format!("{}: a session in a database is read by its reader, not as bytes", stored.name);
             return Err(io::Error::new(io::ErrorKind::Unsupported, message));

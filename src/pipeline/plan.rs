@@ -6,7 +6,7 @@ use std::path::Path;
 
 use crate::read::{self, Reader, Settings, store};
 
-use super::detect::{choose_reader, open};
+use super::detect::{choose_reader, open_head};
 use super::error::InputError;
 use super::inputs::InputSpec;
 
@@ -81,7 +81,7 @@ pub fn plan(
         if let (InputSpec::File(path), Some(meta), Some(_)) = (spec, &meta, given)
             && meta.is_file()
             && path.ends_with(".db")
-            && open(spec).is_ok_and(|mut b| b.fill_buf().is_ok_and(store::is_sqlite))
+            && open_head(spec).is_ok_and(|mut b| b.fill_buf().is_ok_and(store::is_sqlite))
         {
             return stored_sessions(path, given, unchanged);
         }
@@ -92,7 +92,7 @@ pub fn plan(
             // they are read.
             (None, None) => (read::READERS[0], false, None),
             (Some(meta), None) if !meta.is_file() => (read::READERS[0], false, None),
-            (Some(_), None) => match open(spec).and_then(|mut bytes| {
+            (Some(_), None) => match open_head(spec).and_then(|mut bytes| {
                 // A database is told by its first bytes, which the line formats' sniffing would
                 // take for a line of binary.
                 if bytes.fill_buf().is_ok_and(store::is_sqlite) {

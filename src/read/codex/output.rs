@@ -77,7 +77,8 @@ pub fn seconds_to_ms(seconds: f64) -> u64 {
 
 /// Whether a line is bulk text a search may skip when it lacks the words: a tool's output, and
 /// the `exec_command_end` / `mcp_tool_call_end` after it, which add only facts (exit code,
-/// duration) to the output. Their names come from the calls, read whole.
+/// duration) to the output; reasoning, most of whose bytes are its encrypted form. Their names
+/// come from the calls, read whole.
 pub(super) fn is_bulk_text(line: &[u8]) -> bool {
     static KINDS: std::sync::LazyLock<crate::read::literals::Literals> = std::sync::LazyLock::new(|| {
         crate::read::literals::Literals::new(&[
@@ -85,6 +86,7 @@ pub(super) fn is_bulk_text(line: &[u8]) -> bool {
             "\"custom_tool_call_output\"",
             "\"exec_command_end\"",
             "\"mcp_tool_call_end\"",
+            "\"type\":\"reasoning\"",
         ])
     });
     KINDS.is_match(line)

@@ -54,9 +54,13 @@ pub struct SessionHits {
     pub project: Option<String>,
     /// Its first prompt, on one line, shortened (whether the filters keep it or not).
     pub title: Option<String>,
-    /// Its first event's time (whether the filters keep it or not).
+    /// The time of its first prompt, answer or tool event, or of its first meta event (a hook
+    /// run, a snapshot) when it has none of those (whether the filters keep it or not).
     #[serde(serialize_with = "crate::model::time::option::serialize")]
     pub started_at: Option<DateTime<Utc>>,
+    /// Whether `started_at` is a meta event's time, which the first other event's replaces.
+    #[serde(skip)]
+    started_by_meta: bool,
     /// The time of its last match.
     #[serde(serialize_with = "crate::model::time::option::serialize")]
     pub last_match_at: Option<DateTime<Utc>>,
@@ -82,6 +86,7 @@ impl SessionHits {
             project: None,
             title: None,
             started_at: None,
+            started_by_meta: false,
             last_match_at: None,
             score: 0.0,
             term_matches: vec![0; terms],
@@ -97,7 +102,7 @@ impl SessionHits {
             self.project.clone_from(&event.context.cwd);
         }
         if let Some(t) = event.timestamp {
-            self.started_at = Some(self.started_at.map_or(t, |s| s.min(t)));
+            self.started(Some(t), matches!(event.payload, Payload::Meta(_)));
         }
         if self.title.is_none()
             && let Payload::Message(m) = &event.payload
@@ -109,14 +114,23 @@ impl SessionHits {
         }
     }
 
+    /// Takes a time the session was seen at, a meta event's or another's: a session starts at
+    /// its first event of conversation, so that hooks run before the first prompt, and records
+    /// a search skips unread, do not move its start.
+    fn started(&mut self, at: Option<DateTime<Utc>>, by_meta: bool) {
+        let Some(t) = at else { return };
+        match self.started_at {
+            Some(_) if by_meta && !self.started_by_meta => {}
+            Some(s) if by_meta == self.started_by_meta => self.started_at = Some(s.min(t)),
+            _ => (self.started_at, self.started_by_meta) = (Some(t), by_meta),
+        }
+    }
+
     /// Takes what a later part of the session says of it.
     fn describe(&mut self, project: Option<String>, title: Option<String>, started_at: Option<DateTime<Utc>>) {
         self.project = self.project.take().or(project);
         self.title = self.title.take().or(title);
-        self.started_at = match (self.started_at, started_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.started(started_at, false);
     }
 }
 
@@ -222,7 +236,8 @@ impl Results {
                 }
                 Some(&i) => {
                     let mine = &mut self.sessions[i];
-                    mine.describe(session.project, session.title, session.started_at);
+                    mine.describe(session.project, session.title, None);
+                    mine.started(session.started_at, session.started_by_meta);
                     mine.kept |= session.kept;
                     mine.last_match_at = mine.last_match_at.max(session.last_match_at);
                     mine.events_matched += session.events_matched;
