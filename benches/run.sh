@@ -157,6 +157,11 @@ import duckdb
 c = duckdb.connect(); c.execute('SET threads=$t')
 c.execute(\"COPY (SELECT * FROM read_json_auto('$REPLICA/**/*.jsonl', maximum_object_size=16777216, ignore_errors=true)) TO '$OUT/replica-duckdb.parquet' (FORMAT parquet, COMPRESSION zstd)\")"
 done
+# The report page, with and without the transcripts of the sessions it lists.
+if [ -d "$REPLICA" ]; then
+  row "agentlog report, real-log replica" 2 "$REPLICA_SIZE" ./target/release/agentlog report -q "$REPLICA" --jobs 2 -o "$OUT/report.html"
+  row "agentlog report --no-transcripts, real-log replica" 2 "$REPLICA_SIZE" ./target/release/agentlog report -q "$REPLICA" --jobs 2 --no-transcripts -o "$OUT/report.html"
+fi
 row "agentlog --to parquet, one file" 2 "$BIGSIZE" ./target/release/agentlog convert -q "$BIG" -o "$OUT/single.parquet"
 # Search: streaming over the real-log replica beside rg counting the same word in the raw files,
 # for a word of a few sessions (rollback: 20 files, 4 MB) and one of many (migration: 260

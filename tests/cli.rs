@@ -654,3 +654,19 @@ fn the_summary_names_the_file_written_and_its_size() {
     let piped = cargo_bin_cmd!("agentlog").args(["convert", &corpus("claude")]).output().unwrap();
     assert!(!stderr(&piped).contains("; wrote"), "{}", stderr(&piped));
 }
+
+#[test]
+fn the_version_names_the_commit_and_the_schema() {
+    let out = cargo_bin_cmd!("agentlog").arg("--version").output().unwrap();
+    assert!(out.status.success());
+    let said = String::from_utf8(out.stdout).unwrap();
+    let head =
+        Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output().ok().filter(|o| o.status.success());
+    // Outside a git checkout (a packaged crate) the commit is unknown.
+    let commit = head.map_or("unknown".to_owned(), |o| String::from_utf8(o.stdout).unwrap().trim().to_owned());
+    let schema =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/event.schema.json")).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    let schema = schema["x-agentlog-schema-version"].as_str().unwrap();
+    assert_eq!(said.trim(), format!("agentlog {} (commit {commit}, schema {schema})", env!("CARGO_PKG_VERSION")));
+}

@@ -1,4 +1,4 @@
-//! DuckDB, Polars, pyarrow and pandas read every output with the calls the README documents
+//! DuckDB, Polars, pyarrow and pandas read every output with the calls the guide documents (docs/src/datasets.md)
 //! (`tests/independent/consume.py`): the same rows, output tokens per agent and tool inputs'
 //! file paths as the unified JSONL, column types as published, and usage per agent and day
 //! over the partitioned dataset equal to the JSONL's. CI installs all four;

@@ -222,7 +222,7 @@ fn sources() -> Vec<PathBuf> {
         .collect()
 }
 
-/// The exit codes README documents for `convert`.
+/// The exit codes the guide documents for `convert` (docs/src/promises.md).
 const EXIT_CODES: [i32; 6] = [0, 1, 2, 3, 4, 70];
 
 /// Runs one case; the description of what went wrong, if anything did.

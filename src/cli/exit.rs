@@ -1,4 +1,4 @@
-//! Exit codes, one per outcome; README's table lists them.
+//! Exit codes, one per outcome; the guide's table (docs/src/promises.md) lists them.
 
 use std::process::ExitCode;
 

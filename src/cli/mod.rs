@@ -11,6 +11,7 @@ mod exit;
 mod filter;
 mod guard;
 mod handoff;
+mod html_report;
 mod incremental;
 mod ls;
 mod mcp;
@@ -111,6 +112,7 @@ fn run_with(args: Args, reporter: &Reporter) -> Exit {
         Command::Archive(args) => run_archive(&args, reporter),
         Command::Usage(args) => usage::run(args, reporter),
         Command::Tools(args) => tools::run(&args, reporter),
+        Command::Report(args) => html_report::run(&args, reporter),
         Command::Search(args) => search::run(&args, reporter),
         Command::Sessions(args) => search::sessions(&args, reporter),
         Command::Mcp(args) => mcp::run(&args, reporter),

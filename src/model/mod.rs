@@ -62,8 +62,17 @@ pub use session::{Counts, Diagnostic, MAX_COUNT, Relation, SessionSummary, Sessi
 pub use tools::{ToolFamily, failed, mcp_server};
 pub use usage::Usage;
 
+/// Version of the unified event and interchange schemas written by this build, as a literal
+/// (for `concat!`, as in `agentlog --version`); [`SCHEMA_VERSION`] is the same as a constant.
+#[macro_export]
+macro_rules! schema_version {
+    () => {
+        "1.6"
+    };
+}
+
 /// Version of the unified event and interchange schemas written by this build.
-pub const SCHEMA_VERSION: &str = "1.6";
+pub const SCHEMA_VERSION: &str = schema_version!();
 
 /// `$id` of the published unified event schema (`schema/event.schema.json`).
 pub const EVENT_SCHEMA_ID: &str = "https://agentlog.dev/schema/v1/event.schema.json";

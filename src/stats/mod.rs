@@ -7,6 +7,7 @@
 
 pub mod drift;
 pub mod filter;
+pub mod report;
 pub mod search;
 pub mod time;
 pub mod tools;

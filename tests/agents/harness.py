@@ -897,7 +897,7 @@ _AIDER = threading.Lock()
 def _run_alone(argv, env, cwd, stdin, timeout):
     """Runs Aider with no other Aider running, and returns only once the wall-clock second has
     changed. Aider's history names a run only by the second it writes its header in and the
-    header's line (docs/agents/aider.md, Sessions): two scenarios whose headers fall in the same
+    header's line (docs/src/agents/aider.md, Sessions): two scenarios whose headers fall in the same
     second write the same session id, and with the same scripted text, the same events, which
     agentlog cannot tell apart. Run one after another, each header falls in a later second."""
     with _AIDER:

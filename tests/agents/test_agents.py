@@ -234,7 +234,7 @@ def test_convert_exit_status(case):
 
 @cases
 def test_every_line_accounted_for(case):
-    """Every non-empty line is an event's source line, a merged line, or a diagnostic (README, Promises)."""
+    """Every non-empty line is an event's source line, a merged line, or a diagnostic (the guide, docs/src/promises.md)."""
     _skip_store(case, "a SQLite store has no lines (test_every_store_session_converted)")
     missing = []
     for f, (by_event, merged, diagnosed) in _accounting(case).items():

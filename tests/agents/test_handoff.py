@@ -194,7 +194,7 @@ def test_one_agent_sends_the_same_as_for_its_own_file(out_dir, agent, scenario):
             if isinstance(item.get("arguments"), str):
                 item["arguments"] = json.loads(item["arguments"])
             # Codex wraps an attached image in `<image name=… path=…>` … `</image>` texts and asks
-            # for `detail: high`; agentlog keeps the image and the prompt, not these (docs/handoff.md)
+            # for `detail: high`; agentlog keeps the image and the prompt, not these (docs/src/handoff.md)
             if isinstance(item.get("content"), list):
                 item["content"] = sorted(
                     ({k: v for k, v in c.items() if k != "detail"} for c in item["content"]

@@ -6,7 +6,7 @@ DIR holds `unified.jsonl`, `events.parquet` (+ `events.sessions.parquet`), `even
 Arrow IPC file), `events.arrows` (an Arrow IPC stream), `interchange.json`, the unified line's
 Arrow schema `event-schema.arrow` and a partitioned dataset `dataset/`,
 written from the same inputs. Checks column types; that every consumer, with the call the
-README documents, reads every format to the same row count, output tokens per agent and
+the guide documents (docs/src/datasets.md), reads every format to the same row count, output tokens per agent and
 `file_path` of tool inputs as the unified JSONL gives; and that usage totals per agent and day
 from a DuckDB query over the partitioned dataset equal the JSONL's. Exits non-zero with a
 message on any mismatch.
@@ -37,7 +37,7 @@ def fail(message):
 SUMMABLE = 2**32
 
 
-# The partition keys, typed, as the README tells pyarrow and pandas users to give them: pandas
+# The partition keys, typed, as the guide tells pyarrow and pandas users to give them: pandas
 # infers Hive keys as dictionaries, which it cannot unify when the dataset has a null partition
 # (`date=__HIVE_DEFAULT_PARTITION__`, for sessions that record no time).
 PARTITIONING = ds.partitioning(pa.schema([("agent", pa.string()), ("date", pa.date32())]), flavor="hive")
@@ -158,7 +158,7 @@ def from_jsonl_in_pandas(df):
 
 def from_jsonl_in_polars(df):
     """Rows and output tokens: Polars writes the JSON text of free-form values with backslashes
-    unescaped, so JSON paths into them are not compared (the README says to use Parquet)."""
+    unescaped, so JSON paths into them are not compared (the guide says to use Parquet)."""
     usage = df.filter((pl.col("kind") == "meta") & (pl.col("payload").struct.field("meta_type") == "usage")
                       & ~pl.col("copied"))
     t = pl.col("payload").struct.field("usage").struct.field("output_tokens")
@@ -167,7 +167,7 @@ def from_jsonl_in_polars(df):
 
 
 def same_everywhere(d, lines):
-    """Every consumer reads every format, with the README's calls, to the JSONL's figures."""
+    """Every consumer reads every format, with the guide's calls, to the JSONL's figures."""
     want = from_jsonl(lines)
     dataset = d / "dataset" / "events"
     hive = str(dataset / "**" / "*.parquet")

@@ -10,9 +10,11 @@ use crate::write::WRITERS;
 
 mod find;
 mod live;
+mod report;
 
 pub use find::{McpArgs, SearchArgs, SessionsArgs};
 pub use live::{OtlpArgs, OtlpProtocol, WatchArgs};
+pub use report::ReportArgs;
 
 /// Examples at the end of `agentlog --help`.
 const EXAMPLES: &str = "\
@@ -28,6 +30,7 @@ Examples:
                                                      one session to share
   agentlog usage --by month --by model               tokens and cost per month and model
   agentlog tools --by family                         calls, failures and durations per tool family
+  agentlog report --since 30d -o report.html         tokens, cost and tools as charts on one page
   agentlog handoff 7acd --to claude-code --write     continue a session of any agent in Claude Code
   agentlog watch --new | jq .kind                    every event as the agents write it
   agentlog search '\"migration failed\"'              the sessions that say so, best first
@@ -35,9 +38,20 @@ Examples:
   agentlog validate events.jsonl                     check a file against the published schema
   agentlog completions zsh > ~/.zfunc/_agentlog      shell completions (also bash, fish, …)";
 
+/// What `agentlog --version` says: the program's version, the commit it was built from
+/// (`unknown` outside a git checkout) and the event schema's version.
+const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("AGENTLOG_COMMIT"),
+    ", schema ",
+    crate::schema_version!(),
+    ")"
+);
+
 /// Convert coding-agent session logs into one unified event model.
 #[derive(Debug, Parser)]
-#[command(name = "agentlog", version, propagate_version = true, max_term_width = 100, after_help = EXAMPLES)]
+#[command(name = "agentlog", version = VERSION, propagate_version = true, max_term_width = 100, after_help = EXAMPLES)]
 pub struct Args {
     /// Print nothing on stderr but errors: no progress, no warnings, no summary.
     #[arg(short, long, global = true)]
@@ -69,6 +83,10 @@ pub enum Command {
     /// Tool calls, failures and durations, per tool or tool family, by session, project, day,
     /// agent or model.
     Tools(ToolsArgs),
+    /// One HTML page of charts: tokens and cost per day by model and agent, sessions and
+    /// prompts per project, tool calls and failures per family, the longest and costliest
+    /// sessions with their transcripts.
+    Report(ReportArgs),
     /// What agentlog does not map yet, per agent and version: record kinds kept as unknown
     /// events, fields kept in extra, and new kinds of file in an agent's places.
     Drift(DriftArgs),

@@ -4,7 +4,7 @@
 //! looks in HTML. Every string from the log is escaped ([`safe`]); the page's Content Security
 //! Policy allows no script and no network access besides, should anything slip through.
 
-mod safe;
+pub(crate) mod safe;
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
