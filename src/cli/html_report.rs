@@ -4,7 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cost::Prices;
 use crate::read::{self, Settings};
 use crate::stats::report::html::{Options, render};
 use crate::stats::report::{ReportQuery, ReportTable};
@@ -16,15 +15,9 @@ use super::report::Reporter;
 
 /// Runs `agentlog report`.
 pub fn run(args: &ReportArgs, reporter: &Reporter) -> Exit {
-    let prices = match &args.prices {
-        Some(path) => match Prices::with_file(path) {
-            Ok(prices) => prices,
-            Err(e) => {
-                reporter.error(&CliError::from(e));
-                return Exit::Input;
-            }
-        },
-        None => Prices::embedded(),
+    let prices = match super::usage::prices(args.prices.as_deref(), reporter) {
+        Ok(prices) => prices,
+        Err(exit) => return exit,
     };
     let Some((filter, zone)) = super::filter::resolve(&args.filter).inspect_err(|e| reporter.error(e)).ok() else {
         return Exit::Usage;

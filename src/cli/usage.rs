@@ -16,15 +16,9 @@ use super::table::{Table, count, dollars};
 
 /// Runs `agentlog usage`.
 pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
-    let prices = match &args.prices {
-        Some(path) => match Prices::with_file(path) {
-            Ok(prices) => prices,
-            Err(e) => {
-                reporter.error(&CliError::from(e));
-                return Exit::Input;
-            }
-        },
-        None => Prices::embedded(),
+    let prices = match prices(args.prices.as_deref(), reporter) {
+        Ok(prices) => prices,
+        Err(exit) => return exit,
     };
     if args.prices_info {
         return super::print(prices_info(&prices).as_bytes(), reporter);
@@ -60,6 +54,20 @@ pub fn run(args: UsageArgs, reporter: &Reporter) -> Exit {
         human(&query, &table)
     };
     super::print(text.as_bytes(), reporter).max(Exit::of(&totals))
+}
+
+/// The embedded prices, with those of `file` added or replacing them.
+///
+/// # Errors
+/// The exit status when the file cannot be read, after reporting why.
+pub(super) fn prices(file: Option<&std::path::Path>, reporter: &Reporter) -> Result<Prices, Exit> {
+    match file {
+        Some(path) => Prices::with_file(path).map_err(|e| {
+            reporter.error(&CliError::from(e));
+            Exit::Input
+        }),
+        None => Ok(Prices::embedded()),
+    }
 }
 
 /// The token columns of a row: name in JSON and CSV, header in the table, and value.

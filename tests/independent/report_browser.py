@@ -18,28 +18,13 @@ Prints "report browser checks passed" when every check holds.
 import base64
 import os
 import sys
-import tempfile
 from urllib.parse import unquote, urlparse
 
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")
-
-
-def browser():
-    options = Options()
-    options.binary_location = CHROMIUM
-    for flag in [
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        "--window-size=1100,1400", f"--user-data-dir={tempfile.mkdtemp()}",
-    ]:
-        options.add_argument(flag)
-    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+# The same headless Chromium as the transcripts' check.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from browser import browser  # noqa: E402
 
 
 def screenshot(driver, path, width, scheme):
