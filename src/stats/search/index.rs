@@ -30,7 +30,7 @@ use crate::read::Settings;
 pub const FILE: &str = ".agentlog-index.sqlite";
 
 /// The layout of the index; an index of another layout is rebuilt.
-const LAYOUT: i64 = 1;
+const LAYOUT: i64 = 2;
 
 /// Files read in parallel, then written, at a time while indexing.
 const BATCH: usize = 64;
@@ -125,7 +125,8 @@ impl Index {
                  CREATE TABLE sessions (id INTEGER PRIMARY KEY, agent TEXT NOT NULL, session TEXT NOT NULL,
                                         UNIQUE (agent, session));
                  CREATE TABLE about (file INTEGER NOT NULL, session INTEGER NOT NULL, project TEXT, title TEXT,
-                                     started_at INTEGER, PRIMARY KEY (session, file)) WITHOUT ROWID;
+                                     started_at INTEGER, started_by_meta INTEGER NOT NULL,
+                                     PRIMARY KEY (session, file)) WITHOUT ROWID;
                  CREATE INDEX about_file ON about (file);
                  CREATE TABLE events (id INTEGER PRIMARY KEY, file INTEGER NOT NULL, offset INTEGER NOT NULL,
                                       session INTEGER NOT NULL);
@@ -229,8 +230,8 @@ impl Index {
         let Some(terms) = query.words() else { return Ok(None) };
         let found = self.find(&terms).map_err(io::Error::other)?;
         let mut results = Results::default();
-        for About { agent, session, project, title, started_at } in found.about {
-            results.describe(query, (agent, &session), project, title, started_at);
+        for About { agent, session, project, title, started_at, started_by_meta } in found.about {
+            results.describe(query, (agent, &session), project, title, (started_at, started_by_meta));
         }
         let mut open: Option<(&str, BufReader<File>)> = None;
         let mut buf = Vec::new();
@@ -283,7 +284,7 @@ impl Index {
         lines.dedup();
         let mut about = Vec::new();
         let mut described = self.db.prepare_cached(
-            "SELECT s.agent, s.session, a.project, a.title, a.started_at FROM about a
+            "SELECT s.agent, s.session, a.project, a.title, a.started_at, a.started_by_meta FROM about a
              JOIN sessions s ON s.id = a.session JOIN files f ON f.id = a.file
              WHERE a.session = ?1 ORDER BY f.ord",
         )?;
@@ -298,6 +299,7 @@ impl Index {
                     project: r.get(2)?,
                     title: r.get(3)?,
                     started_at: started_at.map(DateTime::from_timestamp_nanos),
+                    started_by_meta: r.get(5)?,
                 });
             }
         }
@@ -320,6 +322,8 @@ struct About {
     project: Option<String>,
     title: Option<String>,
     started_at: Option<DateTime<Utc>>,
+    /// Whether `started_at` is a meta event's time ([`SessionHits::started_by_meta`]).
+    started_by_meta: bool,
 }
 
 /// The layout an index says it has; `None` for a database that is not an index.
@@ -390,8 +394,8 @@ fn store(
             }
         };
         tx.execute(
-            "INSERT INTO about (file, session, project, title, started_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![file, id, about.project, about.title, nanos(about.started_at)],
+            "INSERT INTO about (file, session, project, title, started_at, started_by_meta) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![file, id, about.project, about.title, nanos(about.started_at), about.started_by_meta()],
         )?;
         ids.push(id);
     }

@@ -126,11 +126,23 @@ impl SessionHits {
         }
     }
 
-    /// Takes what a later part of the session says of it.
-    fn describe(&mut self, project: Option<String>, title: Option<String>, started_at: Option<DateTime<Utc>>) {
+    /// Whether `started_at` is a meta event's time, the session having no other event with one
+    /// (yet).
+    pub fn started_by_meta(&self) -> bool {
+        self.started_by_meta
+    }
+
+    /// Takes what a later part of the session says of it: its project, title, and start (and
+    /// whether that is a meta event's time).
+    fn describe(
+        &mut self,
+        project: Option<String>,
+        title: Option<String>,
+        (started_at, by_meta): (Option<DateTime<Utc>>, bool),
+    ) {
         self.project = self.project.take().or(project);
         self.title = self.title.take().or(title);
-        self.started(started_at, false);
+        self.started(started_at, by_meta);
     }
 }
 
@@ -156,16 +168,17 @@ impl Results {
     }
 
     /// Takes what a part of a session says of it, as [`SessionHits::see`] would have from its
-    /// events (an index keeps this for the events it does not give).
+    /// events (an index keeps this for the events it does not give): its project, title, and
+    /// start with whether that is a meta event's time.
     pub fn describe(
         &mut self,
         query: &Query,
         (agent, id): (Agent, &str),
         project: Option<String>,
         title: Option<String>,
-        started_at: Option<DateTime<Utc>>,
+        started: (Option<DateTime<Utc>>, bool),
     ) {
-        self.session(query, agent, id).describe(project, title, started_at);
+        self.session(query, agent, id).describe(project, title, started);
     }
 
     /// Takes one event: what it says of its session, and, when the filters keep it, its matches.
@@ -236,8 +249,7 @@ impl Results {
                 }
                 Some(&i) => {
                     let mine = &mut self.sessions[i];
-                    mine.describe(session.project, session.title, None);
-                    mine.started(session.started_at, session.started_by_meta);
+                    mine.describe(session.project, session.title, (session.started_at, session.started_by_meta));
                     mine.kept |= session.kept;
                     mine.last_match_at = mine.last_match_at.max(session.last_match_at);
                     mine.events_matched += session.events_matched;
