@@ -54,7 +54,7 @@ pub fn choose_reader(
         if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
             break;
         }
-        let line = String::from_utf8_lossy(&head[start..]);
+        let line = lossy(&head[start..]);
         let line = line.trim().trim_start_matches('\u{feff}');
         if line.is_empty() {
             continue;
@@ -74,12 +74,7 @@ pub fn choose_reader(
         let reader = given.unwrap_or(read::READERS[0]);
         return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     };
-    let looks_like = read::sniff(&read::Head {
-        name,
-        records: &records,
-        first_line: &first_line,
-        text: &String::from_utf8_lossy(&head),
-    });
+    let looks_like = read::sniff(&read::Head { name, records: &records, first_line: &first_line, text: &lossy(&head) });
     let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     // A file in an agent's own places is that agent's, even when its first lines are new.
     let by_place = if given.is_none() && looks_like.is_none() { read::owner(name) } else { None };
@@ -88,6 +83,14 @@ pub fn choose_reader(
         kind.unwrap_or("a record without a type").to_owned()
     });
     Ok(given.or(looks_like).or(by_place).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line, new_kind }))
+}
+
+/// Bytes as text, invalid UTF-8 replaced: checked by SIMD first, as most heads are valid.
+fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => text.into(),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
 }
 
 /// Values longer than this are not copied when a file's format is told.

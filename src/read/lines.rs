@@ -84,7 +84,7 @@ impl Lines<'_> {
         mapper: &mut dyn LineMapper<P::Parsed>,
         out: &mut Emitter<'_>,
     ) -> io::Result<()> {
-        type Parsed<T> = std::thread::Result<Vec<Option<(Result<T, Problem>, Vec<Problem>)>>>;
+        type Parsed<T> = std::thread::Result<Vec<Take<T>>>;
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS_AHEAD);
         let mut buf = Vec::new();
         loop {
@@ -95,19 +95,10 @@ impl Lines<'_> {
                 }
                 let (to, from) = std::sync::mpsc::sync_channel::<(Chunk, Parsed<P::Parsed>)>(1);
                 let parser = parser.clone();
-                let limit = self.settings.max_line_bytes();
                 let settings = self.settings.clone();
                 self.settings.spawn(move || {
                     let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        chunk
-                            .lines
-                            .iter()
-                            .map(|l| {
-                                let content = &chunk.text[l.range.clone()];
-                                (!skipped(&parser, &settings, l, content))
-                                    .then(|| parse_line(&parser, l, content, limit))
-                            })
-                            .collect()
+                        chunk.lines.iter().map(|l| take(&parser, &settings, l, &chunk.text[l.range.clone()])).collect()
                     }));
                     let _ = to.send((chunk, parsed));
                 });
@@ -117,11 +108,18 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
-                if skipped(parser, self.settings, &line, content) {
-                    self.report.lines += 1;
-                    continue;
-                }
-                let (parsed, repairs) = parse_line(parser, &line, content, self.settings.max_line_bytes());
+                let (parsed, repairs) = match take(parser, self.settings, &line, content) {
+                    Take::Skipped => {
+                        self.report.lines += 1;
+                        continue;
+                    }
+                    Take::Skimmed(parsed) => {
+                        self.report.lines += 1;
+                        mapper.map(parsed, out)?;
+                        continue;
+                    }
+                    Take::Parsed(parsed) => parsed,
+                };
                 let parsed = self.account(&line, content, parsed, repairs);
                 let_go_if_long(&mut buf);
                 if let Some(parsed) = parsed {
@@ -135,9 +133,17 @@ impl Lines<'_> {
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let Chunk { mut text, lines } = chunk;
             for (i, (line, parsed)) in lines.iter().zip(parsed).enumerate() {
-                let Some((parsed, repairs)) = parsed else {
-                    self.report.lines += 1;
-                    continue;
+                let (parsed, repairs) = match parsed {
+                    Take::Skipped => {
+                        self.report.lines += 1;
+                        continue;
+                    }
+                    Take::Skimmed(parsed) => {
+                        self.report.lines += 1;
+                        mapper.map(parsed, out)?;
+                        continue;
+                    }
+                    Take::Parsed(parsed) => parsed,
                 };
                 let content = &text[line.range.clone()];
                 let parsed = self.account(line, content, parsed, repairs);
@@ -253,15 +259,35 @@ fn let_go_if_long(buf: &mut Vec<u8>) {
 /// Buffers that grew past this to hold a line are freed once it is parsed.
 const LONG_LINE_BYTES: usize = 4 * PARSE_CHUNK_BYTES;
 
-/// Whether a run skips a line unparsed: a run counting only usage the lines that cannot matter
-/// to it, a run looking for some text the lines of bulk text that lack it. Never the first line
-/// (a header in some formats), nor one too long to be read whole (it is reported).
-fn skipped<P: LineParser>(parser: &P, settings: &Settings, line: &ChunkLine, content: &[u8]) -> bool {
+/// How much of a line a run reads.
+enum Take<T> {
+    /// None of it.
+    Skipped,
+    /// What other lines need of it ([`LineParser::skim`]).
+    Skimmed(T),
+    /// All of it: what it parsed to, and the values repaired on the way.
+    Parsed((Result<T, Problem>, Vec<Problem>)),
+}
+
+/// How much of a line a run reads: a run counting only usage skips the lines that cannot
+/// matter to it; a run looking for some text skips the lines of bulk text that lack it, and
+/// skims the others that lack it. Every line is read whole but for these, and always the first
+/// line (a header in some formats) and one too long to be read whole (it is reported).
+fn take<P: LineParser>(parser: &P, settings: &Settings, line: &ChunkLine, content: &[u8]) -> Take<P::Parsed> {
+    let whole = || Take::Parsed(parse_line(parser, line, content, settings.max_line_bytes()));
     if line.number == 1 || line.length.is_some() {
-        return false;
+        return whole();
     }
-    (settings.usage_only() && !parser.may_matter_to_usage(content))
-        || settings.wanted().is_some_and(|wanted| parser.is_bulk_text(content) && !wanted(content))
+    if settings.usage_only() && !parser.may_matter_to_usage(content) {
+        return Take::Skipped;
+    }
+    match settings.wanted() {
+        Some(wanted) if !wanted(content) => match parser.is_bulk_text(content) {
+            true => Take::Skipped,
+            false => parser.skim(content).map_or_else(whole, Take::Skimmed),
+        },
+        _ => whole(),
+    }
 }
 
 /// Parses one line; also gives a problem for each value repaired or rejected while it was parsed.

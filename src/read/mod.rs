@@ -452,6 +452,14 @@ pub trait LineParser: Clone + Send + 'static {
     fn is_bulk_text(&self, _line: &[u8]) -> bool {
         false
     }
+
+    /// What a run looking for some text takes from a line, other than the first, that lacks
+    /// it and is not bulk text: only what other lines' events take from it (the names of the
+    /// tools it calls), read from its raw bytes, without its own events, which lack the text.
+    /// `None` when the line is to be parsed whole; always by default.
+    fn skim(&self, _line: &[u8]) -> Option<Self::Parsed> {
+        None
+    }
 }
 
 /// The stateful half: takes the parsed lines of one input in order and emits their events,

@@ -20,6 +20,7 @@ mod paths;
 mod progress;
 mod raw;
 mod side;
+mod skim;
 mod usage;
 
 use std::io::{self, BufRead};

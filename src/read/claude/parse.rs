@@ -95,8 +95,8 @@ pub struct Parsed {
     pub(super) sidechain: Option<Box<Sidechain>>,
     /// For a record of a subagent file: its session, where the spawning call is looked up.
     pub(super) file_session: Option<String>,
-    /// Tool calls the record makes: call id, tool name, and the prompt of Task and Agent calls.
-    pub(super) calls: Vec<(String, String, Option<String>)>,
+    /// Tool calls the record makes.
+    pub(super) calls: super::skim::Calls,
     /// The response usage the record repeats.
     pub(super) usage: Option<Box<Response>>,
     /// A `summary` record: its event, title and leaf, settled when the file ends.
@@ -279,7 +279,7 @@ impl Parser {
     fn assistant_block(
         block: Block<'_>,
         object: &Object<'_>,
-        calls: &mut Vec<(String, String, Option<String>)>,
+        calls: &mut super::skim::Calls,
     ) -> Payload {
         match block.block_type.as_ref() {
             "thinking" => {
@@ -422,7 +422,20 @@ impl LineParser for Parser {
     }
 
     fn is_bulk_text(&self, line: &[u8]) -> bool {
-        super::usage::is_bulk_text(line)
+        super::skim::is_bulk_text(line)
+    }
+
+    fn skim(&self, line: &[u8]) -> Option<Parsed> {
+        let (calls, uuid) = super::skim::tool_calls(line, self.file_agent.is_some())?;
+        Some(Parsed {
+            events: Vec::new(),
+            uuid: uuid.and_then(uuid_bits),
+            sidechain: None,
+            file_session: None,
+            calls,
+            usage: None,
+            summary: None,
+        })
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {

@@ -18,34 +18,6 @@ pub(super) fn may_matter_to_usage(line: &[u8]) -> bool {
     NEEDED.is_match(line)
 }
 
-/// Whether a line is bulk text a search may skip when it lacks the words: a tool's results
-/// (`tool_result` blocks), an answer or its reasoning, a `progress` record (a hook's or a
-/// command's output as it ran, a subagent's step; meta events, whose times do not start a
-/// session). Never a record that calls a tool, whose name later results take, nor one of a 1.0
-/// inline sidechain, whose records link to each other; typed prompts, which title their
-/// session, are `user` records without results.
-pub(super) fn is_bulk_text(line: &[u8]) -> bool {
-    /// Kinds of bulk text, then (from [`LINKED`]) what links a record to others.
-    static WORDS: LazyLock<Literals> = LazyLock::new(|| {
-        Literals::new(&[
-            "\"tool_result\"",
-            "\"assistant\"",
-            "\"type\":\"progress\"",
-            "\"tool_use\"",
-            "\"isSidechain\":true",
-            "\"isSidechain\": true",
-        ])
-    });
-    const LINKED: usize = 3;
-    let (mut bulk, mut linked) = (false, false);
-    WORDS.each_found(line, |found| {
-        linked = found >= LINKED;
-        bulk = true;
-        !linked
-    });
-    bulk && !linked
-}
-
 /// Whether an assistant record read for its usage needs its content blocks: only where it may
 /// link a 1.0 inline sidechain to the `Task` call whose prompt started it.
 pub(super) fn needs_content(line: &str) -> bool {

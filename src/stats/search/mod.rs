@@ -176,6 +176,13 @@ impl Query {
     /// The field and searchable text of an event, within `--in` and `--tool`; `None` for events
     /// not searched.
     fn text<'e>(&self, event: &'e Event) -> Option<(Field, std::borrow::Cow<'e, str>)> {
+        // Text without any literal of the query cannot match a term: a tool call's input is
+        // then not taken apart into its string values, nor any text run through the terms.
+        if let Some(prefilter) = &self.prefilter
+            && !raw_text(event).is_some_and(|raw| prefilter.iter().any(|literal| scan::holds(literal, raw.as_bytes())))
+        {
+            return None;
+        }
         let (field, text) = searchable(event)?;
         let tool_kept = || {
             let name = match &event.payload {
@@ -206,6 +213,19 @@ pub fn searchable(event: &Event) -> Option<(Field, std::borrow::Cow<'_, str>)> {
         _ => return None,
     };
     (!text.is_empty()).then_some((field, text))
+}
+
+/// The text of an event [`searchable`] takes its text from, as it is: a tool call's input as
+/// JSON (a word in it may be escaped only as the raw log escapes it, which the prefilter
+/// allows for).
+fn raw_text(event: &Event) -> Option<&str> {
+    match &event.payload {
+        Payload::Message(m) => Some(&m.text),
+        Payload::Reasoning(r) => Some(&r.text),
+        Payload::ToolCall(c) => c.input_text.as_deref().or(c.input.as_ref().map(|i| i.get())),
+        Payload::ToolOutput(o) => Some(&o.text),
+        _ => None,
+    }
 }
 
 /// The words and quoted phrases of a query, each as its words.

@@ -151,19 +151,23 @@ impl SessionHits {
 pub struct Results {
     sessions: Vec<SessionHits>,
     index: HashMap<(Agent, String), usize>,
+    /// The session last named: events come in runs of one session.
+    last: Option<usize>,
 }
 
 impl Results {
     /// The session `(agent, id)`, made when first named.
     fn session(&mut self, query: &Query, agent: Agent, id: &str) -> &mut SessionHits {
-        let i = match self.index.get(&(agent, id.to_owned())) {
-            Some(&i) => i,
+        let last = self.last.filter(|&i| self.sessions[i].agent == agent && self.sessions[i].session_id == id);
+        let i = match last.or_else(|| self.index.get(&(agent, id.to_owned())).copied()) {
+            Some(i) => i,
             None => {
                 self.index.insert((agent, id.to_owned()), self.sessions.len());
                 self.sessions.push(SessionHits::new(agent, id, query.terms.len()));
                 self.sessions.len() - 1
             }
         };
+        self.last = Some(i);
         &mut self.sessions[i]
     }
 

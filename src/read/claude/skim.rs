@@ -1,0 +1,122 @@
+//! What a search reads of the Claude Code lines that lack its words: nothing of bulk text, and
+//! of the records that call tools only the calls' ids and names, which later results take.
+
+use std::sync::LazyLock;
+
+use memchr::memmem;
+
+use crate::read::literals::Literals;
+
+/// Whether a line is bulk text a search may skip when it lacks the words: a tool's results
+/// (`tool_result` blocks), an answer or its reasoning, a `progress` record (a hook's or a
+/// command's output as it ran, a subagent's step; meta events, whose times do not start a
+/// session). Never a record that calls a tool, whose name later results take, nor one of a 1.0
+/// inline sidechain, whose records link to each other; typed prompts, which title their
+/// session, are `user` records without results.
+pub(super) fn is_bulk_text(line: &[u8]) -> bool {
+    /// Kinds of bulk text, then (from [`LINKED`]) what links a record to others.
+    static WORDS: LazyLock<Literals> = LazyLock::new(|| {
+        Literals::new(&[
+            "\"tool_result\"",
+            "\"assistant\"",
+            "\"type\":\"progress\"",
+            "\"tool_use\"",
+            "\"isSidechain\":true",
+            "\"isSidechain\": true",
+        ])
+    });
+    const LINKED: usize = 3;
+    let (mut bulk, mut linked) = (false, false);
+    WORDS.each_found(line, |found| {
+        linked = found >= LINKED;
+        bulk = true;
+        !linked
+    });
+    bulk && !linked
+}
+
+/// Tool calls a record makes: call id, tool name, and the prompt of Task and Agent calls.
+pub(super) type Calls = Vec<(String, String, Option<String>)>;
+
+/// The tools a record lacking a search's words calls, and its uuid, read from its raw bytes:
+/// the id and name of each `tool_use` block, as Claude Code writes one
+/// (`{"type":"tool_use","id":"…","name":"…"`). `None` where the line is to be parsed whole:
+/// written otherwise, calling no tool, calling through the server (`server_tool_use`), a
+/// record of a 1.0 inline sidechain outside a subagent's file, a `progress` record, or a Task
+/// or Agent call, whose prompt links such a sidechain.
+pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Option<&str>)> {
+    const BLOCK: &[u8] = br#"{"type":"tool_use","id":""#;
+    static WHOLE: LazyLock<Literals> = LazyLock::new(|| {
+        Literals::new(&[
+            "\"type\":\"progress\"",
+            "\"server_tool_use\"",
+            "\"isSidechain\":true",
+            "\"isSidechain\": true",
+        ])
+    });
+    let mut whole = false;
+    WHOLE.each_found(line, |found| {
+        // A subagent's file marks every record a sidechain; its records link by the file.
+        whole = !(subagent_file && found >= 2);
+        !whole
+    });
+    if whole || !line.starts_with(b"{") {
+        return None;
+    }
+    let mut calls = Vec::new();
+    for at in memmem::find_iter(line, BLOCK) {
+        let (id, rest) = string(&line[at + BLOCK.len()..])?;
+        let (name, _) = string(rest.strip_prefix(br#","name":""#)?)?;
+        if name == "Task" || name == "Agent" {
+            return None;
+        }
+        calls.push((id.to_owned(), name.to_owned(), None));
+    }
+    // Every tool_use block is one written as above.
+    if calls.is_empty() || memmem::find_iter(line, br#""type":"tool_use""#).count() != calls.len() {
+        return None;
+    }
+    let uuid = memmem::find(line, br#""uuid":""#).and_then(|at| string(&line[at + 8..])).map(|(uuid, _)| uuid);
+    Some((calls, uuid))
+}
+
+/// A JSON string's text up to its closing quote, and the bytes after that quote; `None` for one
+/// holding an escape or control character, or not ending.
+fn string(bytes: &[u8]) -> Option<(&str, &[u8])> {
+    let end = memchr::memchr2(b'"', b'\\', bytes)?;
+    let text = std::str::from_utf8(&bytes[..end]).ok()?;
+    (bytes[end] == b'"' && !text.bytes().any(|b| b < 0x20)).then(|| (text, &bytes[end + 1..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_calling_tools_gives_their_ids_and_names() {
+        let line = br#"{"type":"assistant","message":{"content":[{"type":"text","text":"x"},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls \"a\""}},{"type":"tool_use","id":"toolu_2","name":"Read","input":{}}],"stop_reason":"tool_use"},"uuid":"5f0c5ac1-6e0d-4a38-9a4b-2a4c3e1d0b11"}"#;
+        let (calls, uuid) = tool_calls(line, false).unwrap();
+        let names: Vec<(&str, &str)> = calls.iter().map(|(id, name, _)| (id.as_str(), name.as_str())).collect();
+        assert_eq!(names, [("toolu_1", "Bash"), ("toolu_2", "Read")]);
+        assert_eq!(uuid, Some("5f0c5ac1-6e0d-4a38-9a4b-2a4c3e1d0b11"));
+    }
+
+    #[test]
+    fn other_records_are_read_whole() {
+        for (line, subagent_file) in [
+            (&br#"{"type":"assistant","message":{"content":[{"type":"text","text":"x"}]}}"#[..], false),
+            (br#"{"message":{"content":[{"type":"tool_use","id":"t","name":"Task","input":{"prompt":"p"}}]}}"#, false),
+            (br#"{"isSidechain":true,"message":{"content":[{"type":"tool_use","id":"t","name":"Bash"}]}}"#, false),
+            (
+                br#"{"type":"progress","data":{"message":{"content":[{"type":"tool_use","id":"t","name":"Bash"}]}}}"#,
+                true,
+            ),
+            (br#"{"message":{"content":[{"type":"tool_use","name":"Bash","id":"t"}]}}"#, false),
+            (br#"{"message":{"content":[{"type":"tool_use","id":"t\u0031","name":"Bash"}]}}"#, false),
+        ] {
+            assert!(tool_calls(line, subagent_file).is_none(), "{}", String::from_utf8_lossy(line));
+        }
+        let sidechain = br#"{"isSidechain":true,"message":{"content":[{"type":"tool_use","id":"t","name":"Bash"}]}}"#;
+        assert!(tool_calls(sidechain, true).is_some(), "a subagent's file links by the file");
+    }
+}
