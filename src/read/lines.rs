@@ -108,17 +108,10 @@ impl Lines<'_> {
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
-                let (parsed, repairs) = match take(parser, self.settings, &line, content) {
-                    Take::Skipped => {
-                        self.report.lines += 1;
-                        continue;
-                    }
-                    Take::Skimmed(parsed) => {
-                        self.report.lines += 1;
-                        mapper.map(parsed, out)?;
-                        continue;
-                    }
-                    Take::Parsed(parsed) => parsed,
+                let Some((parsed, repairs)) =
+                    self.unless_parsed(take(parser, self.settings, &line, content), mapper, out)?
+                else {
+                    continue;
                 };
                 let parsed = self.account(&line, content, parsed, repairs);
                 let_go_if_long(&mut buf);
@@ -133,18 +126,7 @@ impl Lines<'_> {
             let parsed = parsed.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             let Chunk { mut text, lines } = chunk;
             for (i, (line, parsed)) in lines.iter().zip(parsed).enumerate() {
-                let (parsed, repairs) = match parsed {
-                    Take::Skipped => {
-                        self.report.lines += 1;
-                        continue;
-                    }
-                    Take::Skimmed(parsed) => {
-                        self.report.lines += 1;
-                        mapper.map(parsed, out)?;
-                        continue;
-                    }
-                    Take::Parsed(parsed) => parsed,
-                };
+                let Some((parsed, repairs)) = self.unless_parsed(parsed, mapper, out)? else { continue };
                 let content = &text[line.range.clone()];
                 let parsed = self.account(line, content, parsed, repairs);
                 // Only a chunk's last line can be long: a chunk ends after PARSE_CHUNK_BYTES.
@@ -162,6 +144,23 @@ impl Lines<'_> {
                 self.spare.push(text);
             }
         }
+    }
+
+    /// Counts a line skipped or skimmed, mapping what was skimmed of it; gives a line parsed
+    /// whole back, to be counted with its problems.
+    fn unless_parsed<T>(
+        &mut self,
+        take: Take<T>,
+        mapper: &mut dyn LineMapper<T>,
+        out: &mut Emitter<'_>,
+    ) -> io::Result<Option<Whole<T>>> {
+        match take {
+            Take::Parsed(parsed) => return Ok(Some(parsed)),
+            Take::Skipped => {}
+            Take::Skimmed(parsed) => mapper.map(parsed, out)?,
+        }
+        self.report.lines += 1;
+        Ok(None)
     }
 
     /// Reads whole lines until the chunk holds [`PARSE_CHUNK_BYTES`]; no lines at the end of input.
@@ -265,9 +264,12 @@ enum Take<T> {
     Skipped,
     /// What other lines need of it ([`LineParser::skim`]).
     Skimmed(T),
-    /// All of it: what it parsed to, and the values repaired on the way.
-    Parsed((Result<T, Problem>, Vec<Problem>)),
+    /// All of it.
+    Parsed(Whole<T>),
 }
+
+/// What a line read whole parsed to, and the values repaired on the way.
+type Whole<T> = (Result<T, Problem>, Vec<Problem>);
 
 /// How much of a line a run reads: a run counting only usage skips the lines that cannot
 /// matter to it; a run looking for some text skips the lines of bulk text that lack it, and
@@ -295,12 +297,7 @@ fn take<P: LineParser>(parser: &P, settings: &Settings, line: &ChunkLine, conten
 /// A byte-order mark is dropped. A line that fails to parse but is valid JSON syntax holding
 /// invalid data (a lone surrogate, a number out of range, nesting too deep for the parser) is
 /// repaired as [`crate::model::Json`] repairs values, and parsed again.
-fn parse_line<P: LineParser>(
-    parser: &P,
-    line: &ChunkLine,
-    content: &[u8],
-    limit: usize,
-) -> (Result<P::Parsed, Problem>, Vec<Problem>) {
+fn parse_line<P: LineParser>(parser: &P, line: &ChunkLine, content: &[u8], limit: usize) -> Whole<P::Parsed> {
     forget_notes();
     if let Some(length) = line.length {
         return (Err(Problem::line_too_long(length, limit)), Vec::new());

@@ -276,11 +276,7 @@ impl Parser {
     }
 
     /// One block of an assistant record; tool calls are also listed in `calls`.
-    fn assistant_block(
-        block: Block<'_>,
-        object: &Object<'_>,
-        calls: &mut super::skim::Calls,
-    ) -> Payload {
+    fn assistant_block(block: Block<'_>, object: &Object<'_>, calls: &mut super::skim::Calls) -> Payload {
         match block.block_type.as_ref() {
             "thinking" => {
                 let text = block.thinking.map(|t| t.into_owned()).unwrap_or_default();
