@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use memchr::memmem;
+use memchr::memmem::Finder;
 
 use crate::read::literals::Literals;
 
@@ -45,7 +45,9 @@ pub(super) type Calls = Vec<(String, String, Option<String>)>;
 /// record of a 1.0 inline sidechain outside a subagent's file, a `progress` record, or a Task
 /// or Agent call, whose prompt links such a sidechain.
 pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Option<&str>)> {
-    const BLOCK: &[u8] = br#"{"type":"tool_use","id":""#;
+    static BLOCK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#"{"type":"tool_use","id":""#));
+    static TOOL_USE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"tool_use""#));
+    static UUID: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""uuid":""#));
     static WHOLE: LazyLock<Literals> = LazyLock::new(|| {
         Literals::new(&[
             "\"type\":\"progress\"",
@@ -64,8 +66,8 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
         return None;
     }
     let mut calls = Vec::new();
-    for at in memmem::find_iter(line, BLOCK) {
-        let (id, rest) = string(&line[at + BLOCK.len()..])?;
+    for at in BLOCK.find_iter(line) {
+        let (id, rest) = string(&line[at + BLOCK.needle().len()..])?;
         let (name, _) = string(rest.strip_prefix(br#","name":""#)?)?;
         if name == "Task" || name == "Agent" {
             return None;
@@ -73,10 +75,10 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
         calls.push((id.to_owned(), name.to_owned(), None));
     }
     // Every tool_use block is one written as above.
-    if calls.is_empty() || memmem::find_iter(line, br#""type":"tool_use""#).count() != calls.len() {
+    if calls.is_empty() || TOOL_USE.find_iter(line).count() != calls.len() {
         return None;
     }
-    let uuid = memmem::find(line, br#""uuid":""#).and_then(|at| string(&line[at + 8..])).map(|(uuid, _)| uuid);
+    let uuid = UUID.find(line).and_then(|at| string(&line[at + UUID.needle().len()..])).map(|(uuid, _)| uuid);
     Some((calls, uuid))
 }
 

@@ -158,7 +158,7 @@ impl Query {
     /// may match some term; `None` for a query without literals, where any line may.
     pub fn line_test(&self) -> Option<crate::read::Wanted> {
         let prefilter = self.prefilter.clone()?;
-        Some(std::sync::Arc::new(move |line: &[u8]| prefilter.iter().any(|literal| scan::holds(literal, line))))
+        Some(std::sync::Arc::new(move |line: &[u8]| scan::holds_any(&prefilter, line)))
     }
 
     /// A look through raw bytes, fed in pieces, for the literals of the query.
@@ -176,14 +176,14 @@ impl Query {
     /// The field and searchable text of an event, within `--in` and `--tool`; `None` for events
     /// not searched.
     fn text<'e>(&self, event: &'e Event) -> Option<(Field, std::borrow::Cow<'e, str>)> {
+        let (field, raw, json) = stored_text(event)?;
         // Text without any literal of the query cannot match a term: a tool call's input is
-        // then not taken apart into its string values, nor any text run through the terms.
-        if let Some(prefilter) = &self.prefilter
-            && !raw_text(event).is_some_and(|raw| prefilter.iter().any(|literal| scan::holds(literal, raw.as_bytes())))
-        {
+        // then not taken apart into its string values, nor any text run through the terms. A
+        // word in JSON may be escaped only as the raw log escapes it, which the test allows for.
+        if self.prefilter.as_ref().is_some_and(|prefilter| !scan::holds_any(prefilter, raw.as_bytes())) {
             return None;
         }
-        let (field, text) = searchable(event)?;
+        let text = as_searched(raw, json)?;
         let tool_kept = || {
             let name = match &event.payload {
                 Payload::ToolCall(c) => Some(c.name.as_str()),
@@ -200,32 +200,31 @@ impl Query {
 /// The field and searchable text of an event: a prompt, an answer, reasoning, a tool call's
 /// input (its string values) or a tool's output; `None` for other events and empty text.
 pub fn searchable(event: &Event) -> Option<(Field, std::borrow::Cow<'_, str>)> {
-    let (field, text): (Field, std::borrow::Cow<'_, str>) = match &event.payload {
-        Payload::Message(m) if m.role == Role::Assistant => (Field::Answer, m.text.as_str().into()),
-        Payload::Message(m) if matches!(m.role, Role::User) => (Field::Prompt, m.text.as_str().into()),
-        Payload::Reasoning(r) => (Field::Reasoning, r.text.as_str().into()),
-        Payload::ToolCall(c) => match (&c.input, &c.input_text) {
-            (_, Some(text)) => (Field::ToolInput, text.as_str().into()),
-            (Some(input), None) => (Field::ToolInput, string_values(input.get()).into()),
-            (None, None) => return None,
-        },
-        Payload::ToolOutput(o) => (Field::ToolOutput, o.text.as_str().into()),
-        _ => return None,
-    };
-    (!text.is_empty()).then_some((field, text))
+    let (field, raw, json) = stored_text(event)?;
+    Some((field, as_searched(raw, json)?))
 }
 
-/// The text of an event [`searchable`] takes its text from, as it is: a tool call's input as
-/// JSON (a word in it may be escaped only as the raw log escapes it, which the prefilter
-/// allows for).
-fn raw_text(event: &Event) -> Option<&str> {
+/// The field of an event's searchable text, and that text as the event holds it: a tool call's
+/// input as JSON (`true`), whose string values are the text searched.
+fn stored_text(event: &Event) -> Option<(Field, &str, bool)> {
     match &event.payload {
-        Payload::Message(m) => Some(&m.text),
-        Payload::Reasoning(r) => Some(&r.text),
-        Payload::ToolCall(c) => c.input_text.as_deref().or(c.input.as_ref().map(|i| i.get())),
-        Payload::ToolOutput(o) => Some(&o.text),
+        Payload::Message(m) if m.role == Role::Assistant => Some((Field::Answer, &m.text, false)),
+        Payload::Message(m) if m.role == Role::User => Some((Field::Prompt, &m.text, false)),
+        Payload::Reasoning(r) => Some((Field::Reasoning, &r.text, false)),
+        Payload::ToolCall(c) => match (&c.input, &c.input_text) {
+            (_, Some(text)) => Some((Field::ToolInput, text, false)),
+            (Some(input), None) => Some((Field::ToolInput, input.get(), true)),
+            (None, None) => None,
+        },
+        Payload::ToolOutput(o) => Some((Field::ToolOutput, &o.text, false)),
         _ => None,
     }
+}
+
+/// The text searched in text an event holds ([`stored_text`]); `None` when it is empty.
+fn as_searched(raw: &str, json: bool) -> Option<std::borrow::Cow<'_, str>> {
+    let text: std::borrow::Cow<'_, str> = if json { string_values(raw).into() } else { raw.into() };
+    (!text.is_empty()).then_some(text)
 }
 
 /// The words and quoted phrases of a query, each as its words.

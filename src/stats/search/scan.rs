@@ -79,6 +79,11 @@ impl<'q> Scan<'q> {
     }
 }
 
+/// Whether raw bytes hold any of `literals` as a whole word ([`holds`]).
+pub(super) fn holds_any(literals: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
+    literals.iter().any(|literal| holds(literal, bytes))
+}
+
 /// Whether raw bytes hold `literal` as a whole word ([`whole_word`]).
 pub(super) fn holds(literal: &regex::bytes::Regex, bytes: &[u8]) -> bool {
     literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end()))
