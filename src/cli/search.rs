@@ -3,6 +3,7 @@
 
 use std::io::IsTerminal;
 
+use crate::pipeline::{Look, Preread};
 use crate::read::{self, Settings};
 use crate::stats::search::index::Index;
 use crate::stats::search::{Field, Query, Results, SessionHits};
@@ -42,15 +43,22 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     // the files of agents whose sessions are their files alone are looked through (Claude Code,
     // Codex, Copilot CLI); the others' readers take text from other files (OpenCode's parts,
     // OpenHands' events) or from databases, where a value may be split across pages. Standard
-    // input and a file that cannot be opened here are read.
-    let keep = |group: &crate::pipeline::Group| {
+    // input and a file that cannot be opened here are read. The file that completes the
+    // query's words is read from memory, not opened again.
+    let look = |group: &crate::pipeline::Group| {
         let mut scan = query.scan();
-        group.items.iter().any(|item| match &item.spec {
-            crate::pipeline::InputSpec::File(name) if self_contained(item.reader) && is_text(name) => {
-                std::fs::File::open(name).and_then(|f| scan.read(f)).unwrap_or(true)
+        for (i, item) in group.items.iter().enumerate() {
+            let crate::pipeline::InputSpec::File(name) = &item.spec else { return Look::Read(None) };
+            if !self_contained(item.reader) || !is_text(name) {
+                return Look::Read(None);
             }
-            _ => true,
-        })
+            match scan.read_file(std::path::Path::new(name)) {
+                Ok(None) => {}
+                Ok(Some(bytes)) => return Look::Read(bytes.map(|bytes| Preread { item: i, bytes })),
+                Err(_) => return Look::Read(None),
+            }
+        }
+        Look::Skip
     };
     let indexed = from_index(args, &query, reporter);
     let searched = if indexed.is_some() { "index" } else { "files" };
@@ -62,7 +70,7 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
                 &args.from,
                 &settings,
                 reporter,
-                &keep,
+                &look,
                 |results: &mut Results, event| results.add(&query, event),
             );
             match summed {

@@ -59,10 +59,11 @@ pub fn sum<T: Sums>(
     reporter: &Reporter,
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
-    sum_where(inputs, from, settings, reporter, &|_| true, add)
+    sum_where(inputs, from, settings, reporter, &|_| pipeline::Look::Read(None), add)
 }
 
-/// [`sum`] over the groups of inputs `keep` chooses: those it leaves out are not read.
+/// [`sum`] over the groups of inputs `look` chooses, just before each is read: those it skips
+/// are not read, and a file it read whole is read from memory.
 ///
 /// # Errors
 /// The exit status of a run that could not sum at all.
@@ -71,7 +72,7 @@ pub fn sum_where<T: Sums>(
     from: &str,
     settings: &Settings,
     reporter: &Reporter,
-    keep: &(dyn Fn(&pipeline::Group) -> bool + Sync),
+    look: &(dyn Fn(&pipeline::Group) -> pipeline::Look + Sync),
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
     let reader = super::reader_named(from);
@@ -81,10 +82,6 @@ pub fn sum_where<T: Sums>(
     }
     let inputs = specs;
     let (groups, plan_errors) = pipeline::plan(&inputs, reader, &|_| None, settings);
-    let groups: Vec<pipeline::Group> = {
-        use rayon::prelude::*;
-        groups.into_par_iter().filter(|g| keep(g)).collect()
-    };
     errors.extend(plan_errors);
     for e in &errors {
         reporter.error(e);
@@ -97,7 +94,15 @@ pub fn sum_where<T: Sums>(
         .map(|i| (i.spec.name(), i.reader.agent().map_or(i.reader.name(), |a| a.as_str())))
         .collect();
     let progress = reporter.progress_bar(sizes.values().sum());
-    let summed = crate::stats::fold(&groups, settings, || Summing {
+    // A group skipped counts as read for the progress.
+    let look = |group: &pipeline::Group| match look(group) {
+        pipeline::Look::Skip => {
+            progress.inc(group.items.iter().map(|i| i.size).sum());
+            pipeline::Look::Skip
+        }
+        read => read,
+    };
+    let summed = crate::stats::fold(&groups, settings, &look, || Summing {
         table: T::default(),
         add: &add,
         outcomes: Vec::new(),

@@ -41,6 +41,23 @@ pub struct Group {
     pub key: String,
 }
 
+/// A file of a group read whole before the group is read (by a look through its bytes), read
+/// from memory rather than opened again.
+pub struct Preread {
+    /// The file's place among the group's items.
+    pub item: usize,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Whether a group is read, as a look through its bytes beforehand decides.
+pub enum Look {
+    /// Not read: it cannot hold what is looked for.
+    Skip,
+    /// Read, with the file the look read whole, if any, from memory.
+    Read(Option<Preread>),
+}
+
 /// Tells every file's format (standard input is told when it is read) and groups the inputs.
 /// Inputs whose format cannot be told, or that cannot be opened, come back as errors. Inputs for
 /// which `unchanged` names a reader are not opened: they are marked unchanged. Files are told

@@ -105,6 +105,9 @@ impl Lines<'_> {
                 pending.push_back(from);
             }
             let Some(from) = pending.pop_front() else {
+                if self.read_in_place(bytes, parser, mapper, out)? {
+                    continue;
+                }
                 buf.clear();
                 let Some(line) = self.next_line(bytes, &mut buf, 0)? else { return Ok(()) };
                 let content = &buf[line.range.clone()];
@@ -144,6 +147,52 @@ impl Lines<'_> {
                 self.spare.push(text);
             }
         }
+    }
+
+    /// Reads the next line where the input holds it, when it is whole in the input's buffer
+    /// and within the length limit: parses and maps it without copying it, as
+    /// [`Lines::read`] does a copy. False, having read nothing, for any other line, and at
+    /// the end of input.
+    fn read_in_place<P: LineParser>(
+        &mut self,
+        bytes: &mut dyn BufRead,
+        parser: &P,
+        mapper: &mut dyn LineMapper<P::Parsed>,
+        out: &mut Emitter<'_>,
+    ) -> io::Result<bool> {
+        if self.at_end {
+            return Ok(false);
+        }
+        let available = match bytes.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            self.at_end = true;
+            return Ok(false);
+        }
+        let Some(end) = memchr::memchr(b'\n', available).filter(|end| *end < self.settings.max_line_bytes()) else {
+            return Ok(false);
+        };
+        let read = end + 1;
+        self.number += 1;
+        let offset = self.offset;
+        self.offset += read as u64;
+        let content = trim_line_end(&available[..read]);
+        if !content.iter().all(u8::is_ascii_whitespace) {
+            let line =
+                ChunkLine { number: self.number, offset, range: 0..content.len(), terminated: true, length: None };
+            if let Some((parsed, repairs)) =
+                self.unless_parsed(take(parser, self.settings, &line, content), mapper, out)?
+                && let Some(parsed) = self.account(&line, content, parsed, repairs)
+            {
+                mapper.map(parsed, out)?;
+                self.note_repairs(&line, content, notes_in(content, None));
+            }
+        }
+        bytes.consume(read);
+        Ok(true)
     }
 
     /// Counts a line skipped or skimmed, mapping what was skimmed of it; gives a line parsed

@@ -32,6 +32,7 @@ pub mod pi;
 pub mod qwen;
 mod settings;
 pub mod side;
+mod skim;
 pub mod store;
 pub mod unified;
 

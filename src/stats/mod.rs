@@ -17,7 +17,7 @@ use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::pipeline::{Destination, Group, read_group};
+use crate::pipeline::{Destination, Group, Look, read_group};
 use crate::read::Settings;
 
 /// A table of sums that the tables of several groups merge into.
@@ -60,13 +60,15 @@ impl Sums for tools::ToolsTable {
 /// Reads every group into a destination of its own, made by `make`, on as many threads as
 /// `settings` has; gives the destinations in group order. Groups are claimed in order; once
 /// none is left to claim, the lines of the large inputs still being read are parsed on the
-/// threads that are idle.
+/// threads that are idle. Just before a group is read, `look` decides whether it is: a group
+/// it skips gets a destination that took nothing; a file it read whole is read from memory.
 ///
 /// # Errors
 /// The first error of a destination; the threads then stop claiming groups.
 pub fn fold<D: Destination + Send>(
     groups: &[Group],
     settings: &Settings,
+    look: &(dyn Fn(&Group) -> Look + Sync),
     make: impl Fn() -> D + Sync,
 ) -> io::Result<Vec<D>> {
     let next = AtomicUsize::new(0);
@@ -80,7 +82,12 @@ pub fn fold<D: Destination + Send>(
                 return;
             }
             let mut dest = make();
-            let result = read_group(&groups[i], &mut dest, settings).and_then(|()| dest.end_group()).map(|()| dest);
+            let result = match look(&groups[i]) {
+                Look::Skip => Ok(dest),
+                Look::Read(preread) => {
+                    read_group(&groups[i], preread, &mut dest, settings).and_then(|()| dest.end_group()).map(|()| dest)
+                }
+            };
             failed.fetch_or(result.is_err(), Ordering::Relaxed);
             *done[i].lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(result);
         }

@@ -29,7 +29,7 @@ use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
 use super::detect::{Chosen, choose_reader, open};
 use super::error::InputError;
 use super::inputs::InputSpec;
-use super::plan::Group;
+use super::plan::{Group, Preread};
 
 /// What reading one input gave.
 pub struct Outcome {
@@ -72,16 +72,21 @@ pub trait Destination {
     }
 }
 
-/// Reads a group's inputs in order into `dest`.
+/// Reads a group's inputs in order into `dest`; the file `preread` holds is read from memory.
 ///
 /// # Errors
 /// When `dest` fails; problems with an input are outcomes, not errors.
-pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings) -> io::Result<()> {
+pub fn read_group(
+    group: &Group,
+    mut preread: Option<Preread>,
+    dest: &mut dyn Destination,
+    settings: &Settings,
+) -> io::Result<()> {
     let mut shared = Shared::new(settings.clone());
     let mut gate = settings.filter().map(Gate::new);
     let redactor = settings.redactor();
     let mut scope = redactor.map(Redactor::scope).unwrap_or_default();
-    for item in &group.items {
+    for (i, item) in group.items.iter().enumerate() {
         let name = item.spec.name();
         if let InputSpec::Stored(stored) = &item.spec {
             // A session of a database: no bytes to tell a format from, its reader was told when
@@ -121,7 +126,11 @@ pub fn read_group(group: &Group, dest: &mut dyn Destination, settings: &Settings
             continue;
         }
         let given = item.told.then_some(item.reader);
-        let opened = open(&item.spec).and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
+        let bytes = match preread.take_if(|p| p.item == i) {
+            Some(p) => Ok(Box::new(io::Cursor::new(p.bytes)) as Box<dyn io::BufRead>),
+            None => open(&item.spec),
+        };
+        let opened = bytes.and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
         let Chosen { bytes, reader, looks_like, first_line, new_kind } = match opened {
             Ok(Some(found)) => found,
             Ok(None) => {
@@ -483,10 +492,10 @@ fn read_and_end(
     match builder {
         Some(builder) => {
             let mut building = Building::new(dest, builder.as_mut());
-            read_group(group, &mut building, settings)?;
+            read_group(group, None, &mut building, settings)?;
             building.end_group()
         }
-        None => read_group(group, dest, settings).and_then(|()| dest.end_group()),
+        None => read_group(group, None, dest, settings).and_then(|()| dest.end_group()),
     }
 }
 

@@ -418,7 +418,7 @@ impl LineParser for Parser {
     }
 
     fn is_bulk_text(&self, line: &[u8]) -> bool {
-        super::skim::is_bulk_text(line)
+        super::skim::is_bulk_text(line, self.file_agent.is_some())
     }
 
     fn skim(&self, line: &[u8]) -> Option<Parsed> {

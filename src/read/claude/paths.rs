@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use super::raw::{Block, Content, ResultFacts, Sidecar};
@@ -76,37 +76,59 @@ pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
 /// Task or Agent result) in the session file at `path`, by agent id; the first result naming
 /// an agent counts (`None` when that record has no message).
 pub fn spawning_calls(path: &Path) -> HashMap<String, Option<String>> {
-    static RESULT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("toolUseResult"));
+    static AGENT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("\"agentId\""));
     let mut calls = HashMap::new();
-    let Ok(file) = File::open(path) else { return calls };
-    let mut reader = BufReader::with_capacity(256 << 10, file);
-    let mut line = Vec::new();
-    while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
-        // Cheap filter first: only lines with a tool result can name an agent.
-        if RESULT.find(&line).is_some()
-            && let Ok(text) = std::str::from_utf8(&line)
-            && let Ok(record) = Object::parse(text.trim_end())
-            && let Some(agent) = record
-                .raw("toolUseResult")
-                .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
-                .and_then(|facts| facts.agent_id.map(std::borrow::Cow::into_owned))
-            && !calls.contains_key(&agent)
-        {
-            match record.raw("message").and_then(|m| Object::from_raw(m).ok()) {
-                None => {
-                    calls.insert(agent, None);
-                }
-                Some(message) => {
-                    if let Some(id) = result_call(&message) {
-                        calls.insert(agent, Some(id));
-                    }
-                }
+    let Ok(mut file) = File::open(path) else { return calls };
+    // Read in large pieces, and only the lines naming an agent looked at: few lines do.
+    let mut buf = Vec::with_capacity(1 << 20);
+    loop {
+        let before = buf.len();
+        let read = std::io::Read::by_ref(&mut file).take(1 << 20).read_to_end(&mut buf).unwrap_or(0);
+        // Whole lines only, but for the last one of the file.
+        let whole =
+            if read == 0 { buf.len() } else { memchr::memrchr(b'\n', &buf[before..]).map_or(0, |i| before + i + 1) };
+        let mut done = 0;
+        for at in AGENT.find_iter(&buf[..whole]) {
+            if at < done {
+                continue;
+            }
+            let start = memchr::memrchr(b'\n', &buf[..at]).map_or(0, |i| i + 1);
+            done = memchr::memchr(b'\n', &buf[at..whole]).map_or(whole, |i| at + i + 1);
+            spawning_call(&buf[start..done], &mut calls);
+        }
+        buf.drain(..whole);
+        if read == 0 {
+            return calls;
+        }
+    }
+}
+
+/// Notes the agent a Task or Agent result names (`toolUseResult.agentId`) and the call it
+/// answers, unless that agent was named before.
+fn spawning_call(line: &[u8], calls: &mut HashMap<String, Option<String>>) {
+    let Ok(text) = std::str::from_utf8(line) else { return };
+    let Ok(record) = Object::parse(text.trim_end()) else { return };
+    let Some(agent) = record
+        .raw("toolUseResult")
+        .and_then(|r| serde_json::from_str::<ResultFacts<'_>>(r.get()).ok())
+        .and_then(|facts| facts.agent_id.map(std::borrow::Cow::into_owned))
+    else {
+        return;
+    };
+    if calls.contains_key(&agent) {
+        return;
+    }
+    match record.raw("message").and_then(|m| Object::from_raw(m).ok()) {
+        None => {
+            calls.insert(agent, None);
+        }
+        Some(message) => {
+            if let Some(id) = result_call(&message) {
+                calls.insert(agent, Some(id));
             }
         }
-        line.clear();
     }
-    calls
 }
 
 /// The `tool_use_id` of the first tool result block of a message.

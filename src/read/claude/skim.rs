@@ -6,28 +6,39 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 
 use crate::read::literals::Literals;
+use crate::read::skim::string;
 
 /// Whether a line is bulk text a search may skip when it lacks the words: a tool's results
 /// (`tool_result` blocks), an answer or its reasoning, a `progress` record (a hook's or a
 /// command's output as it ran, a subagent's step; meta events, whose times do not start a
-/// session). Never a record that calls a tool, whose name later results take, nor one of a 1.0
-/// inline sidechain, whose records link to each other; typed prompts, which title their
-/// session, are `user` records without results.
-pub(super) fn is_bulk_text(line: &[u8]) -> bool {
-    /// Kinds of bulk text, then (from [`LINKED`]) what links a record to others.
+/// session), a file-history snapshot (meta events too). Never a record that calls a tool,
+/// whose name later results take, nor one of a 1.0 inline sidechain, whose records link to
+/// each other (a subagent's file marks every record a sidechain; its records link by the
+/// file); typed prompts, which title their session, are `user` records without results.
+pub(super) fn is_bulk_text(line: &[u8], subagent_file: bool) -> bool {
+    /// Kinds of bulk text, then (from [`LINKED`]) what links a record to others, then (from
+    /// [`SIDECHAIN`]) the mark of a sidechain's record.
     static WORDS: LazyLock<Literals> = LazyLock::new(|| {
         Literals::new(&[
             "\"tool_result\"",
             "\"assistant\"",
             "\"type\":\"progress\"",
-            "\"tool_use\"",
+            "\"type\":\"file-history-snapshot\"",
+            "\"type\":\"tool_use\"",
+            "\"type\": \"tool_use\"",
+            "\"type\":\"server_tool_use\"",
+            "\"type\": \"server_tool_use\"",
             "\"isSidechain\":true",
             "\"isSidechain\": true",
         ])
     });
-    const LINKED: usize = 3;
+    const LINKED: usize = 4;
+    const SIDECHAIN: usize = 8;
     let (mut bulk, mut linked) = (false, false);
     WORDS.each_found(line, |found| {
+        if found >= SIDECHAIN && subagent_file {
+            return true;
+        }
         linked = found >= LINKED;
         bulk = true;
         !linked
@@ -51,7 +62,8 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
     static WHOLE: LazyLock<Literals> = LazyLock::new(|| {
         Literals::new(&[
             "\"type\":\"progress\"",
-            "\"server_tool_use\"",
+            "\"type\":\"server_tool_use\"",
+            "\"type\": \"server_tool_use\"",
             "\"isSidechain\":true",
             "\"isSidechain\": true",
         ])
@@ -59,7 +71,7 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
     let mut whole = false;
     WHOLE.each_found(line, |found| {
         // A subagent's file marks every record a sidechain; its records link by the file.
-        whole = !(subagent_file && found >= 2);
+        whole = !(subagent_file && found >= 3);
         !whole
     });
     if whole || !line.starts_with(b"{") {
@@ -80,14 +92,6 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
     }
     let uuid = UUID.find(line).and_then(|at| string(&line[at + UUID.needle().len()..])).map(|(uuid, _)| uuid);
     Some((calls, uuid))
-}
-
-/// A JSON string's text up to its closing quote, and the bytes after that quote; `None` for one
-/// holding an escape or control character, or not ending.
-fn string(bytes: &[u8]) -> Option<(&str, &[u8])> {
-    let end = memchr::memchr2(b'"', b'\\', bytes)?;
-    let text = std::str::from_utf8(&bytes[..end]).ok()?;
-    (bytes[end] == b'"' && !text.bytes().any(|b| b < 0x20)).then(|| (text, &bytes[end + 1..]))
 }
 
 #[cfg(test)]

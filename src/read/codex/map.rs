@@ -491,6 +491,9 @@ impl LineMapper<Parsed> for Mapper {
         for event in step.events_mut() {
             self.settle(event, facts.bare_item);
         }
+        if facts.skimmed_at.is_some() {
+            self.is_replayed(facts.skimmed_at);
+        }
         if let Some(record) = facts.usage_record {
             let Step::Events { mut events, .. } = step else { unreachable!("a usage record is one event") };
             let event = events.pop().expect("a usage record is one event");

@@ -13,6 +13,7 @@ mod parse;
 mod paths;
 mod raw;
 mod side;
+mod skim;
 mod text;
 mod tokens;
 

@@ -45,6 +45,9 @@ pub(super) struct Facts {
     pub(super) tokens: Option<Box<(Option<TokenInfo>, Json)>>,
     /// A `token_usage_record`: the id of the response it reports.
     pub(super) usage_record: Option<Option<String>>,
+    /// The time of a line skimmed for a search, which gives no event: it ends a forked
+    /// thread's replay as its event would have.
+    pub(super) skimmed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// The facts of a session header (`session_meta`).
@@ -456,6 +459,18 @@ impl LineParser for Parser {
 
     fn is_bulk_text(&self, line: &[u8]) -> bool {
         super::output::is_bulk_text(line)
+    }
+
+    fn skim(&self, line: &[u8]) -> Option<Parsed> {
+        let call = super::skim::function_call(line)?;
+        let facts = Facts {
+            envelope: call.envelope,
+            call: Some((call.id.to_owned(), call.name.to_owned())),
+            skimmed_at: call.at.and_then(parse_time),
+            ..Facts::default()
+        };
+        // A call's step flushes what waits for a twin, as the call's event would.
+        Some(Parsed { step: Step::Events { events: Vec::new(), transparent: false }, facts })
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {

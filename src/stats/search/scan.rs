@@ -1,5 +1,7 @@
 //! The look through a group's raw bytes for a query's literal words, before it is parsed.
 
+use std::io::Read as _;
+
 use super::Query;
 
 /// A look through raw bytes for a query's literals ([`Query::scan`]).
@@ -53,31 +55,49 @@ impl<'q> Scan<'q> {
         self.left == 0
     }
 
+    /// Looks through the file at `path`: `None` when it leaves a literal unseen, else its
+    /// bytes when it was read whole (up to [`READ_WHOLE_BYTES`]), to be read from memory.
+    ///
+    /// # Errors
+    /// When reading fails.
+    pub fn read_file(&mut self, path: &std::path::Path) -> std::io::Result<Option<Option<Vec<u8>>>> {
+        thread_local! {
+            /// A buffer per thread, kept from one file to the next while they lack the words.
+            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let mut file = std::fs::File::open(path)?;
+        if file.metadata()?.len() > READ_WHOLE_BYTES {
+            return Ok(self.read(file)?.then_some(None));
+        }
+        BUFFER.with_borrow_mut(|buf| {
+            buf.clear();
+            file.read_to_end(buf)?;
+            Ok(self.feed(buf).then(|| Some(std::mem::take(buf))))
+        })
+    }
+
     /// Looks through everything `reader` gives; true once every literal has been seen.
     ///
     /// # Errors
     /// When reading fails.
     pub fn read(&mut self, mut reader: impl std::io::Read) -> std::io::Result<bool> {
-        thread_local! {
-            /// A buffer per thread, kept from one file to the next.
-            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
-        BUFFER.with_borrow_mut(|buf| {
-            buf.resize(256 << 10, 0);
-            loop {
-                let n = match reader.read(buf) {
-                    Ok(0) => return Ok(self.left == 0 || self.query.prefilter.is_none()),
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                };
-                if self.feed(&buf[..n]) {
-                    return Ok(true);
-                }
+        let mut buf = vec![0; 256 << 10];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => return Ok(self.left == 0 || self.query.prefilter.is_none()),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if self.feed(&buf[..n]) {
+                return Ok(true);
             }
-        })
+        }
     }
 }
+
+/// Files up to this size are read whole by a look, and handed on to be read from memory.
+const READ_WHOLE_BYTES: u64 = 64 << 20;
 
 /// Whether raw bytes hold any of `literals` as a whole word ([`holds`]).
 pub(super) fn holds_any(literals: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
