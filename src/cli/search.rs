@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 use crate::pipeline::{Look, Preread};
 use crate::read::{self, Settings};
 use crate::stats::search::index::Index;
-use crate::stats::search::{Field, Query, Results, SessionHits};
+use crate::stats::search::{Field, Query, Results, Seen, SessionHits};
 
 use super::args::{SearchArgs, SessionsArgs};
 use super::exit::Exit;
@@ -53,8 +53,8 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
                 return Look::Read(None);
             }
             match scan.read_file(std::path::Path::new(name)) {
-                Ok(None) => {}
-                Ok(Some(bytes)) => return Look::Read(bytes.map(|bytes| Preread { item: i, bytes })),
+                Ok(Seen::NotAll) => {}
+                Ok(Seen::All(bytes)) => return Look::Read(bytes.map(|bytes| Preread { item: i, bytes })),
                 Err(_) => return Look::Read(None),
             }
         }

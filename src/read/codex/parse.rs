@@ -462,15 +462,7 @@ impl LineParser for Parser {
     }
 
     fn skim(&self, line: &[u8]) -> Option<Parsed> {
-        let call = super::skim::function_call(line)?;
-        let facts = Facts {
-            envelope: call.envelope,
-            call: Some((call.id.to_owned(), call.name.to_owned())),
-            skimmed_at: call.at.and_then(parse_time),
-            ..Facts::default()
-        };
-        // A call's step flushes what waits for a twin, as the call's event would.
-        Some(Parsed { step: Step::Events { events: Vec::new(), transparent: false }, facts })
+        super::skim::skim(line)
     }
 
     fn parse(&self, line: Line<'_>) -> Result<Parsed, Problem> {

@@ -2,7 +2,23 @@
 //! ([`super::output::is_bulk_text`]): of a `function_call`, only the call's id and name, which
 //! its output takes.
 
+use super::parse::{Facts, Parsed, Step};
+use crate::read::parse_time;
 use crate::read::skim::{after_string, string};
+
+/// What a search takes of a line lacking its words that is not bulk text: of a `function_call`,
+/// its id and name, in an empty step that flushes what waits for a twin as the call's event
+/// would; `None`, to be parsed whole, for any other line.
+pub(super) fn skim(line: &[u8]) -> Option<Parsed> {
+    let call = function_call(line)?;
+    let facts = Facts {
+        envelope: call.envelope,
+        call: Some((call.id.to_owned(), call.name.to_owned())),
+        skimmed_at: call.at.and_then(parse_time),
+        ..Facts::default()
+    };
+    Some(Parsed { step: Step::Events { events: Vec::new(), transparent: false }, facts })
+}
 
 /// A `function_call` read from its raw bytes.
 pub(super) struct Call<'l> {

@@ -55,32 +55,28 @@ impl<'q> Scan<'q> {
         self.left == 0
     }
 
-    /// Looks through the file at `path`: `None` when it leaves a literal unseen, else its
-    /// bytes when it was read whole (up to [`READ_WHOLE_BYTES`]), to be read from memory.
+    /// Looks through the file at `path`, and says whether every literal has been seen.
     ///
     /// # Errors
     /// When reading fails.
-    pub fn read_file(&mut self, path: &std::path::Path) -> std::io::Result<Option<Option<Vec<u8>>>> {
+    pub fn read_file(&mut self, path: &std::path::Path) -> std::io::Result<Seen> {
         thread_local! {
             /// A buffer per thread, kept from one file to the next while they lack the words.
             static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
         let mut file = std::fs::File::open(path)?;
         if file.metadata()?.len() > READ_WHOLE_BYTES {
-            return Ok(self.read(file)?.then_some(None));
+            return Ok(if self.read(file)? { Seen::All(None) } else { Seen::NotAll });
         }
         BUFFER.with_borrow_mut(|buf| {
             buf.clear();
             file.read_to_end(buf)?;
-            Ok(self.feed(buf).then(|| Some(std::mem::take(buf))))
+            Ok(if self.feed(buf) { Seen::All(Some(std::mem::take(buf))) } else { Seen::NotAll })
         })
     }
 
     /// Looks through everything `reader` gives; true once every literal has been seen.
-    ///
-    /// # Errors
-    /// When reading fails.
-    pub fn read(&mut self, mut reader: impl std::io::Read) -> std::io::Result<bool> {
+    fn read(&mut self, mut reader: impl std::io::Read) -> std::io::Result<bool> {
         let mut buf = vec![0; 256 << 10];
         loop {
             let n = match reader.read(&mut buf) {
@@ -94,6 +90,15 @@ impl<'q> Scan<'q> {
             }
         }
     }
+}
+
+/// What a look through a file found ([`Scan::read_file`]).
+pub enum Seen {
+    /// A literal is still unseen.
+    NotAll,
+    /// Every literal has been seen, with the file's bytes when it was read whole (up to
+    /// [`READ_WHOLE_BYTES`]), to be read from memory.
+    All(Option<Vec<u8>>),
 }
 
 /// Files up to this size are read whole by a look, and handed on to be read from memory.
