@@ -59,19 +59,24 @@ pub(super) fn tool_calls(line: &[u8], subagent_file: bool) -> Option<(Calls, Opt
     static BLOCK: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#"{"type":"tool_use","id":""#));
     static TOOL_USE: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""type":"tool_use""#));
     static UUID: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(br#""uuid":""#));
+    /// What makes a line be parsed whole, then (from [`SIDECHAIN`]) the mark of a sidechain's
+    /// record.
     static WHOLE: LazyLock<Literals> = LazyLock::new(|| {
         Literals::new(&[
             "\"type\":\"progress\"",
             "\"type\":\"server_tool_use\"",
             "\"type\": \"server_tool_use\"",
+            // A block written otherwise, which `BLOCK` would not see.
+            "\"type\": \"tool_use\"",
             "\"isSidechain\":true",
             "\"isSidechain\": true",
         ])
     });
+    const SIDECHAIN: usize = 4;
     let mut whole = false;
     WHOLE.each_found(line, |found| {
         // A subagent's file marks every record a sidechain; its records link by the file.
-        whole = !(subagent_file && found >= 3);
+        whole = !(subagent_file && found >= SIDECHAIN);
         !whole
     });
     if whole || !line.starts_with(b"{") {
@@ -119,6 +124,10 @@ mod tests {
             ),
             (br#"{"message":{"content":[{"type":"tool_use","name":"Bash","id":"t"}]}}"#, false),
             (br#"{"message":{"content":[{"type":"tool_use","id":"t\u0031","name":"Bash"}]}}"#, false),
+            (
+                br#"{"message":{"content":[{"type":"tool_use","id":"t","name":"Bash"},{"type": "tool_use","id":"u","name":"Read"}]}}"#,
+                false,
+            ),
         ] {
             assert!(tool_calls(line, subagent_file).is_none(), "{}", String::from_utf8_lossy(line));
         }
