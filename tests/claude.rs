@@ -247,6 +247,51 @@ fn subagent_files_of_2_0_and_2_1_link_to_their_spawning_call() {
 }
 
 #[test]
+fn a_parent_session_held_in_memory_is_read_from_there() {
+    use agentlog::pipeline::{Destination, Held, HeldFile, Look, Outcome};
+    struct Keep(Vec<Event>);
+    impl Destination for Keep {
+        fn begin(&mut self, _: &str) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn event(&mut self, event: Event) -> std::io::Result<()> {
+            self.0.push(event);
+            Ok(())
+        }
+        fn end(&mut self, _: Outcome) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // The parent session on disk has lost the result naming the subagent; the copy held in
+    // memory (as a search's look holds the files it read) still has it.
+    let dir = tempfile::tempdir().unwrap();
+    let parent = "8b000000-0000-4000-8000-000000000009.jsonl";
+    let held_bytes = std::fs::read(sample("subagents-2.0").join(parent)).unwrap();
+    let text = String::from_utf8(held_bytes.clone()).unwrap();
+    let on_disk: Vec<&str> = text.lines().filter(|l| !l.contains("\"agentId\"")).collect();
+    assert!(on_disk.len() < text.lines().count());
+    std::fs::write(dir.path().join(parent), on_disk.join("\n") + "\n").unwrap();
+    std::fs::copy(sample("subagents-2.0/agent-a1b2c3d.jsonl"), dir.path().join("agent-a1b2c3d.jsonl")).unwrap();
+    let settings = agentlog::read::Settings::default();
+    let (inputs, _) = agentlog::pipeline::expand(&[dir.path().display().to_string()]);
+    let (groups, errors) = agentlog::pipeline::plan(&inputs, None, &|_| None, &settings);
+    assert!(errors.is_empty() && groups.len() == 1);
+    let parent_item = groups[0].items.iter().position(|i| i.spec.name().ends_with(parent)).unwrap();
+    let look = |_: &agentlog::pipeline::Group, held: &mut Held| {
+        held.bytes = held_bytes.clone().into();
+        held.files.push(HeldFile { item: parent_item, range: 0..held_bytes.len(), found: None });
+        Look::Read
+    };
+    let calls = |look: &(dyn Fn(&agentlog::pipeline::Group, &mut Held) -> Look + Sync)| -> Vec<Option<String>> {
+        let kept = agentlog::stats::fold(&groups, &settings, look, || Keep(Vec::new())).unwrap();
+        kept.into_iter().flat_map(|k| k.0).filter(|e| e.agent_id.is_some()).map(|e| e.parent_call_id).collect()
+    };
+    assert_eq!(calls(&look), vec![Some("toolu_H1".to_owned()); 3]);
+    // Read from disk, the link is lost.
+    assert_eq!(calls(&|_, _| Look::Read), [None, None, None]);
+}
+
+#[test]
 fn malformed_lines_each_get_one_diagnostic_and_the_rest_converts() {
     let (events, report) = read("malformed-lines.jsonl");
     let diagnosed: Vec<(u64, &str)> = report.diagnostics.iter().map(|d| (d.line, d.problem.code)).collect();

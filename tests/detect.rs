@@ -56,6 +56,7 @@ fn claimants(path: &Path) -> Vec<&'static dyn Reader> {
         }
     }
     let name = path.display().to_string();
+    let records = agentlog::read::Records::from(records);
     let head = Head { name: &name, records: &records, first_line: &first_line, text: &text };
     READERS.iter().copied().filter(|r| r.sniff(&head)).collect()
 }

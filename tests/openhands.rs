@@ -376,7 +376,7 @@ fn an_event_file_named_alone_is_read_alone() {
     let name = file.display().to_string();
     let sniffed = agentlog::read::sniff(&agentlog::read::Head {
         name: &name,
-        records: std::slice::from_ref(&record),
+        records: &agentlog::read::Records::from(vec![record]),
         first_line: &head,
         text: &head,
     });
@@ -395,7 +395,12 @@ fn an_event_file_named_alone_is_read_alone() {
         .unwrap();
     let head = std::fs::read_to_string(&file).unwrap();
     let name = file.display().to_string();
-    let head = agentlog::read::Head { name: &name, records: &[], first_line: &head, text: &head };
+    let head = agentlog::read::Head {
+        name: &name,
+        records: &agentlog::read::Records::from(vec![]),
+        first_line: &head,
+        text: &head,
+    };
     assert!(OpenHands.sniff(&head));
 }
 

@@ -298,8 +298,8 @@ fn usage_events(dir: &Path, settings: &agentlog::read::Settings) -> Vec<agentlog
     let (inputs, errors) = agentlog::pipeline::expand(&[dir.display().to_string()]);
     assert!(errors.is_empty(), "{errors:?}");
     let (groups, _) = agentlog::pipeline::plan(&inputs, None, &|_| None, settings);
-    let kept = agentlog::stats::fold(&groups, settings, &|_| agentlog::pipeline::Look::Read(None), || Keep(Vec::new()))
-        .unwrap();
+    let kept =
+        agentlog::stats::fold(&groups, settings, &|_, _| agentlog::pipeline::Look::Read, || Keep(Vec::new())).unwrap();
     kept.into_iter().flat_map(|k| k.0).collect()
 }
 

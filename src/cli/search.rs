@@ -2,11 +2,12 @@
 //! a query ([`crate::stats::search`]), ranked, as text or JSON.
 
 use std::io::IsTerminal;
+use std::path::Path;
 
-use crate::pipeline::{Look, Preread};
+use crate::pipeline::{Held, Look};
 use crate::read::{self, Settings};
 use crate::stats::search::index::Index;
-use crate::stats::search::{Field, Query, Results, Seen, SessionHits};
+use crate::stats::search::{Field, Query, Results, SessionHits};
 
 use super::args::{SearchArgs, SessionsArgs};
 use super::exit::Exit;
@@ -43,22 +44,18 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     // the files of agents whose sessions are their files alone are looked through (Claude Code,
     // Codex, Copilot CLI); the others' readers take text from other files (OpenCode's parts,
     // OpenHands' events) or from databases, where a value may be split across pages. Standard
-    // input and a file that cannot be opened here are read. The file that completes the
-    // query's words is read from memory, not opened again.
-    let look = |group: &crate::pipeline::Group| {
+    // input and a file that cannot be opened here are read. The files the look held (up to
+    // 64 MiB of a group) are read from memory, not opened again, with every place of the words
+    // in them: their lines are not looked through again.
+    let look = |group: &crate::pipeline::Group, held: &mut Held| {
         let mut scan = query.scan();
         for (i, item) in group.items.iter().enumerate() {
-            let crate::pipeline::InputSpec::File(name) = &item.spec else { return Look::Read(None) };
-            if !self_contained(item.reader) || !is_text(name) {
-                return Look::Read(None);
-            }
-            match scan.read_file(std::path::Path::new(name)) {
-                Ok(Seen::NotAll) => {}
-                Ok(Seen::All(bytes)) => return Look::Read(bytes.map(|bytes| Preread { item: i, bytes })),
-                Err(_) => return Look::Read(None),
+            let crate::pipeline::InputSpec::File(name) = &item.spec else { return Look::Read };
+            if !self_contained(item.reader) || !is_text(name) || scan.read_file(Path::new(name), i, held).is_err() {
+                return Look::Read;
             }
         }
-        Look::Skip
+        if scan.saw_all() { Look::Read } else { Look::Skip }
     };
     let indexed = from_index(args, &query, reporter);
     let searched = if indexed.is_some() { "index" } else { "files" };

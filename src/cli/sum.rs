@@ -59,11 +59,11 @@ pub fn sum<T: Sums>(
     reporter: &Reporter,
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
-    sum_where(inputs, from, settings, reporter, &|_| pipeline::Look::Read(None), add)
+    sum_where(inputs, from, settings, reporter, &|_, _| pipeline::Look::Read, add)
 }
 
 /// [`sum`] over the groups of inputs `look` chooses, just before each is read: those it skips
-/// are not read, and a file it read whole is read from memory.
+/// are not read, and the files it held are read from memory.
 ///
 /// # Errors
 /// The exit status of a run that could not sum at all.
@@ -72,7 +72,7 @@ pub fn sum_where<T: Sums>(
     from: &str,
     settings: &Settings,
     reporter: &Reporter,
-    look: &(dyn Fn(&pipeline::Group) -> pipeline::Look + Sync),
+    look: &(dyn Fn(&pipeline::Group, &mut pipeline::Held) -> pipeline::Look + Sync),
     add: impl Fn(&mut T, &Event) + Sync,
 ) -> Result<(T, Totals), Exit> {
     let reader = super::reader_named(from);
@@ -95,7 +95,7 @@ pub fn sum_where<T: Sums>(
         .collect();
     let progress = reporter.progress_bar(sizes.values().sum());
     // A group skipped counts as read for the progress.
-    let look = |group: &pipeline::Group| match look(group) {
+    let look = |group: &pipeline::Group, held: &mut pipeline::Held| match look(group, held) {
         pipeline::Look::Skip => {
             progress.inc(group.items.iter().map(|i| i.size).sum());
             pipeline::Look::Skip

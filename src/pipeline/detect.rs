@@ -14,10 +14,13 @@ const SNIFF_LINES: usize = 8;
 /// Bytes of those lines held at most.
 const SNIFF_BYTES: u64 = 16 << 20;
 
+/// Bytes of the first line kept as text.
+const FIRST_LINE_BYTES: usize = 64 << 10;
+
 /// An opened input and the reader for it.
-pub struct Chosen {
+pub struct Chosen<'a> {
     /// The input, from its first byte.
-    pub bytes: Box<dyn BufRead>,
+    pub bytes: Box<dyn BufRead + 'a>,
     /// The reader to read it with.
     pub reader: &'static dyn Reader,
     /// The reader whose format the first lines match, if any.
@@ -35,17 +38,17 @@ pub struct Chosen {
 ///
 /// The lines read to decide are put back in front of the rest, so nothing is read twice from
 /// the source (which may be a pipe).
-pub fn choose_reader(
+pub fn choose_reader<'a>(
     name: &str,
     given: Option<&'static dyn Reader>,
     check: bool,
-    mut bytes: Box<dyn BufRead>,
-) -> io::Result<Option<Chosen>> {
+    mut bytes: Box<dyn BufRead + 'a>,
+) -> io::Result<Option<Chosen<'a>>> {
     if let Some(reader) = given.filter(|_| !check) {
         return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     }
     let mut head = Vec::new();
-    let mut records = Vec::new();
+    let mut ends = Vec::new();
     let mut first_line = None;
     for _ in 0..SNIFF_LINES {
         let start = head.len();
@@ -54,14 +57,14 @@ pub fn choose_reader(
         if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
             break;
         }
-        let line = lossy(&head[start..]);
-        let line = line.trim().trim_start_matches('\u{feff}');
-        if line.is_empty() {
+        ends.push(start..head.len());
+        if first_line.is_some() {
             continue;
         }
-        records.extend(sniffed_record(line));
-        if first_line.is_none() {
-            let mut prefix = FIELD_BYTES.min(line.len());
+        let line = lossy(&head[start..]);
+        let line = line.trim().trim_start_matches('\u{feff}');
+        if !line.is_empty() {
+            let mut prefix = FIRST_LINE_BYTES.min(line.len());
             while !line.is_char_boundary(prefix) {
                 prefix -= 1;
             }
@@ -70,18 +73,21 @@ pub fn choose_reader(
     }
     let Some(first_line) = first_line else {
         // An empty input: any reader turns it into no events.
-        let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
+        let rest: Box<dyn BufRead + 'a> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
         let reader = given.unwrap_or(read::READERS[0]);
         return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     };
+    // Each line is parsed when a reader asks for its record: most formats are told by the first.
+    let records = read::Records::new(ends.iter().map(|range| lossy(&head[range.clone()])).collect());
     let looks_like = read::sniff(&read::Head { name, records: &records, first_line: &first_line, text: &lossy(&head) });
-    let rest: Box<dyn BufRead> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     // A file in an agent's own places is that agent's, even when its first lines are new.
     let by_place = if given.is_none() && looks_like.is_none() { read::owner(name) } else { None };
     let new_kind = by_place.map(|_| {
         let kind = records.first().and_then(|r| r.get("type")).and_then(serde_json::Value::as_str);
         kind.unwrap_or("a record without a type").to_owned()
     });
+    drop(records);
+    let rest: Box<dyn BufRead + 'a> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     Ok(given.or(looks_like).or(by_place).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line, new_kind }))
 }
 
@@ -90,54 +96,6 @@ fn lossy(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
     match simdutf8::basic::from_utf8(bytes) {
         Ok(text) => text.into(),
         Err(_) => String::from_utf8_lossy(bytes),
-    }
-}
-
-/// Values longer than this are not copied when a file's format is told.
-const FIELD_BYTES: usize = 64 << 10;
-
-/// A line as the readers' `sniff` sees it: its top-level fields, each value parsed when it is
-/// short and an empty value of its kind when it is not, so that a huge first record is not
-/// copied again to tell the file's format; `None` when the line does not start a JSON object.
-/// A line cut short (the start of a first line longer than [`SNIFF_BYTES`]) gives the fields
-/// before the cut.
-fn sniffed_record(line: &str) -> Option<serde_json::Value> {
-    if line.len() <= FIELD_BYTES
-        && let Ok(record) = serde_json::from_str(line)
-    {
-        return Some(record);
-    }
-    let mut fields = serde_json::Map::new();
-    let mut de = serde_json::Deserializer::from_str(line);
-    // Reading stops at the first field that does not parse; the fields before it are kept.
-    let _ = serde::Deserializer::deserialize_map(&mut de, Fields(&mut fields));
-    (!fields.is_empty()).then_some(serde_json::Value::Object(fields))
-}
-
-/// Collects the top-level fields of an object into the map, shallowly (see [`sniffed_record`]).
-struct Fields<'m>(&'m mut serde_json::Map<String, serde_json::Value>);
-
-impl<'de> serde::de::Visitor<'de> for Fields<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        use serde_json::Value;
-        while let Some(key) = map.next_key::<String>()? {
-            let raw: &serde_json::value::RawValue = map.next_value()?;
-            let value = match raw.get().as_bytes().first() {
-                _ if raw.get().len() <= FIELD_BYTES => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-                Some(b'"') => Value::String(String::new()),
-                Some(b'{') => Value::Object(serde_json::Map::new()),
-                Some(b'[') => Value::Array(Vec::new()),
-                _ => Value::Null,
-            };
-            self.0.insert(key, value);
-        }
-        Ok(())
     }
 }
 

@@ -18,5 +18,5 @@ pub use engine::{Built, Destination, Encoded, Outcome, Prepare, read_group, run}
 pub use error::InputError;
 pub use events::{Events, Found, events};
 pub use inputs::{InputSpec, expand};
-pub use plan::{Group, Item, Look, Preread, plan, shard};
+pub use plan::{Group, Held, HeldFile, Item, Look, plan, shard};
 pub use report::{InputReport, RunReport, Status, Totals};

@@ -41,21 +41,48 @@ pub struct Group {
     pub key: String,
 }
 
-/// A file of a group read whole before the group is read (by a look through its bytes), read
-/// from memory rather than opened again.
-pub struct Preread {
+/// Files of a group read whole before the group is read (by a look through their bytes),
+/// read from memory rather than opened again. A reading thread keeps one, emptied for each
+/// group, so that its buffer is reused.
+#[derive(Default)]
+pub struct Held {
+    /// The files' bytes, one after another; shared with the readers while the group is read.
+    pub bytes: std::sync::Arc<Vec<u8>>,
+    /// Which files they are, in the group's order.
+    pub files: Vec<HeldFile>,
+}
+
+/// One file of a group held in memory ([`Held`]).
+pub struct HeldFile {
     /// The file's place among the group's items.
     pub item: usize,
-    /// Its bytes.
-    pub bytes: Vec<u8>,
+    /// Its bytes' place in [`Held::bytes`].
+    pub range: std::ops::Range<usize>,
+    /// Where the text looked for starts in them, in order, when the look found every place:
+    /// lines elsewhere lack it ([`crate::read::Settings::found_at`]).
+    pub found: Option<std::sync::Arc<[u64]>>,
+}
+
+impl Held {
+    /// Holds nothing, keeping the buffer.
+    pub fn clear(&mut self) {
+        std::sync::Arc::make_mut(&mut self.bytes).clear();
+        self.files.clear();
+    }
+
+    /// The files held, named as the group's items name them.
+    pub fn in_memory(&self, group: &Group) -> crate::read::InMemory {
+        let named = |f: &HeldFile| Some((group.items.get(f.item)?.spec.name().into(), f.range.clone()));
+        crate::read::InMemory::new(self.bytes.clone(), self.files.iter().filter_map(named).collect())
+    }
 }
 
 /// Whether a group is read, as a look through its bytes beforehand decides.
 pub enum Look {
     /// Not read: it cannot hold what is looked for.
     Skip,
-    /// Read, with the file the look read whole, if any, from memory.
-    Read(Option<Preread>),
+    /// Read, the files the look held from memory.
+    Read,
 }
 
 /// Tells every file's format (standard input is told when it is read) and groups the inputs.

@@ -332,12 +332,12 @@ fn take<P: LineParser>(parser: &P, settings: &Settings, line: &ChunkLine, conten
     if settings.usage_only() && !parser.may_matter_to_usage(content) {
         return Take::Skipped;
     }
-    match settings.wanted() {
-        Some(wanted) if !wanted(content) => match parser.is_bulk_text(content) {
-            true => Take::Skipped,
-            false => parser.skim(content).map_or_else(whole, Take::Skimmed),
-        },
-        _ => whole(),
+    if !settings.lacks_wanted(line.offset, content) {
+        return whole();
+    }
+    match parser.is_bulk_text(content) {
+        true => Take::Skipped,
+        false => parser.skim(content).map_or_else(whole, Take::Skimmed),
     }
 }
 

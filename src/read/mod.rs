@@ -17,6 +17,7 @@ mod diagnostic;
 pub mod droid;
 pub mod gemini;
 pub(crate) mod gemini_parts;
+mod head;
 pub mod interchange;
 pub mod kilo;
 pub mod kiro;
@@ -31,17 +32,18 @@ mod paths;
 pub mod pi;
 pub mod qwen;
 mod settings;
+mod shared;
 pub mod side;
 mod skim;
 pub mod store;
 pub mod unified;
 
-use std::any::Any;
 use std::io::{self, BufRead};
 
 use crate::model::{Agent, Event, EventKey, Payload, SCHEMA_VERSION, ToolFamily};
 
 pub use diagnostic::{InputDiagnostic, Problem};
+pub use head::{Head, Records};
 pub use lenient::{Count, checked_sum};
 pub use lines::read_lines;
 pub(crate) use object::{Apart, Nested, Object, RawField, borrowed};
@@ -49,6 +51,7 @@ pub(crate) use parse::{file_object, parse_object, parse_time};
 pub use paths::file_stem;
 pub(crate) use paths::{file_name, files_under, home_dir};
 pub use settings::{DEFAULT_MAX_LINE_BYTES, Settings, Wanted};
+pub use shared::{InMemory, Shared};
 pub use side::FileKind;
 
 /// Every reader agentlog knows, in the order `--help` lists them.
@@ -87,19 +90,6 @@ pub fn sniff(head: &Head<'_>) -> Option<&'static dyn Reader> {
 /// The reader whose agent keeps files where `path` lies ([`Reader::owns`]).
 pub fn owner(path: &str) -> Option<&'static dyn Reader> {
     READERS.iter().copied().find(|r| r.owns(std::path::Path::new(path)))
-}
-
-/// The start of a file, as [`Reader::sniff`] sees it.
-pub struct Head<'a> {
-    /// The input's name as given (`-` for standard input).
-    pub name: &'a str,
-    /// The first few lines that parse as JSON values; a value too long to copy cheaply is
-    /// given as an empty value of its kind.
-    pub records: &'a [serde_json::Value],
-    /// The first non-empty line as text (its first 64 KiB).
-    pub first_line: &'a str,
-    /// The first few lines as text, for formats that are one document rather than lines.
-    pub text: &'a str,
 }
 
 /// What a follower does with an event read from a file still being written
@@ -319,41 +309,6 @@ pub enum StoredError {
     /// Handing an event on failed.
     #[error(transparent)]
     Io(#[from] io::Error),
-}
-
-/// State that readers keep across the inputs of one group, one slot per reader, and the
-/// [`Settings`] of the run.
-///
-/// Inputs that share state must be read in a fixed order (the order the user gave, directories
-/// in name order) for the output to be the same on every run.
-#[derive(Default)]
-pub struct Shared {
-    slots: Vec<(&'static str, Box<dyn Any + Send>)>,
-    settings: Settings,
-}
-
-impl Shared {
-    /// Empty state for a group read with `settings`.
-    pub fn new(settings: Settings) -> Self {
-        Shared { slots: Vec::new(), settings }
-    }
-
-    /// How the inputs are read.
-    pub fn settings(&self) -> &Settings {
-        &self.settings
-    }
-
-    /// The slot of the reader named `owner`, created empty on first use.
-    pub fn slot<T: Any + Send + Default>(&mut self, owner: &'static str) -> &mut T {
-        let i = match self.slots.iter().position(|(name, _)| *name == owner) {
-            Some(i) => i,
-            None => {
-                self.slots.push((owner, Box::new(T::default())));
-                self.slots.len() - 1
-            }
-        };
-        self.slots[i].1.downcast_mut().expect("a reader keeps one type in its slot")
-    }
 }
 
 /// What reading one input found.

@@ -25,6 +25,7 @@ pub struct Settings {
     prices: Arc<Prices>,
     usage_only: bool,
     wanted: Option<Wanted>,
+    found: Option<Arc<[u64]>>,
     filter: Option<Arc<Filter>>,
     redactor: Option<Arc<Redactor>>,
 }
@@ -50,6 +51,7 @@ impl Default for Settings {
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
             wanted: None,
+            found: None,
             filter: None,
             redactor: None,
         }
@@ -79,6 +81,7 @@ impl Settings {
             prices: Arc::new(Prices::embedded()),
             usage_only: false,
             wanted: None,
+            found: None,
             filter: None,
             redactor: None,
         })
@@ -110,9 +113,27 @@ impl Settings {
         self
     }
 
-    /// What a run that looks for some text looks for, if it does.
-    pub fn wanted(&self) -> Option<&Wanted> {
-        self.wanted.as_ref()
+    /// Whether a run that looks for some text knows that the line at `offset` of the input
+    /// being read, `content`, lacks it: where the text lies in the input is known
+    /// ([`Settings::found_at`]), else `wanted` says of the line's bytes.
+    pub fn lacks_wanted(&self, offset: u64, content: &[u8]) -> bool {
+        match (&self.found, &self.wanted) {
+            (Some(found), _) => {
+                let end = offset + content.len() as u64;
+                found.get(found.partition_point(|&at| at < offset)).is_none_or(|&at| at >= end)
+            }
+            (None, Some(wanted)) => !wanted(content),
+            (None, None) => false,
+        }
+    }
+
+    /// These settings for reading an input in which the text a run looks for
+    /// ([`Settings::looking_for`]) is known to start at the offsets `found`, in order, and
+    /// nowhere else (`None`: not known, the lines are looked through).
+    #[must_use]
+    pub fn found_at(mut self, found: Option<Arc<[u64]>>) -> Self {
+        self.found = found;
+        self
     }
 
     /// These settings handing on only the events `filter` keeps (see
@@ -221,5 +242,23 @@ impl Drop for Reading {
         if let Some(pool) = &self.0 {
             pool.reading.fetch_sub(1, Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_lacks_the_text_when_no_place_found_lies_in_it() {
+        let settings = Settings::default().looking_for(Arc::new(|_| true)).found_at(Some(Arc::from([10, 25])));
+        // Lines of 5 bytes at 5, 10, 20, 25 and 30.
+        let lacks: Vec<bool> = [5, 10, 20, 25, 30].iter().map(|&at| settings.lacks_wanted(at, b"12345")).collect();
+        assert_eq!(lacks, [true, false, true, false, true]);
+        assert!(settings.lacks_wanted(15, b"1234"));
+        // Without places, the line's bytes are asked.
+        let settings = settings.found_at(None);
+        assert!(!settings.lacks_wanted(5, b"12345"));
+        assert!(!Settings::default().lacks_wanted(5, b"12345"));
     }
 }

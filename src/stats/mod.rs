@@ -17,7 +17,7 @@ use std::io;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::pipeline::{Destination, Group, Look, read_group};
+use crate::pipeline::{Destination, Group, Held, Look, read_group};
 use crate::read::Settings;
 
 /// A table of sums that the tables of several groups merge into.
@@ -61,20 +61,21 @@ impl Sums for tools::ToolsTable {
 /// `settings` has; gives the destinations in group order. Groups are claimed in order; once
 /// none is left to claim, the lines of the large inputs still being read are parsed on the
 /// threads that are idle. Just before a group is read, `look` decides whether it is: a group
-/// it skips gets a destination that took nothing; a file it read whole is read from memory.
+/// it skips gets a destination that took nothing; the files it held are read from memory.
 ///
 /// # Errors
 /// The first error of a destination; the threads then stop claiming groups.
 pub fn fold<D: Destination + Send>(
     groups: &[Group],
     settings: &Settings,
-    look: &(dyn Fn(&Group) -> Look + Sync),
+    look: &(dyn Fn(&Group, &mut Held) -> Look + Sync),
     make: impl Fn() -> D + Sync,
 ) -> io::Result<Vec<D>> {
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let done: Vec<Mutex<Option<io::Result<D>>>> = groups.iter().map(|_| Mutex::new(None)).collect();
     let work = || {
+        let mut held = Held::default();
         loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             settings.set_inputs_waiting(groups.len().saturating_sub(i + 1));
@@ -82,10 +83,11 @@ pub fn fold<D: Destination + Send>(
                 return;
             }
             let mut dest = make();
-            let result = match look(&groups[i]) {
+            held.clear();
+            let result = match look(&groups[i], &mut held) {
                 Look::Skip => Ok(dest),
-                Look::Read(preread) => {
-                    read_group(&groups[i], preread, &mut dest, settings).and_then(|()| dest.end_group()).map(|()| dest)
+                Look::Read => {
+                    read_group(&groups[i], &held, &mut dest, settings).and_then(|()| dest.end_group()).map(|()| dest)
                 }
             };
             failed.fetch_or(result.is_err(), Ordering::Relaxed);

@@ -29,7 +29,7 @@ use spill::{AHEAD_BYTES, Budget, Shelf, Spill};
 use super::detect::{Chosen, choose_reader, open};
 use super::error::InputError;
 use super::inputs::InputSpec;
-use super::plan::{Group, Preread};
+use super::plan::{Group, Held};
 
 /// What reading one input gave.
 pub struct Outcome {
@@ -72,17 +72,12 @@ pub trait Destination {
     }
 }
 
-/// Reads a group's inputs in order into `dest`; the file `preread` holds is read from memory.
+/// Reads a group's inputs in order into `dest`; the files `held` holds are read from memory.
 ///
 /// # Errors
 /// When `dest` fails; problems with an input are outcomes, not errors.
-pub fn read_group(
-    group: &Group,
-    mut preread: Option<Preread>,
-    dest: &mut dyn Destination,
-    settings: &Settings,
-) -> io::Result<()> {
-    let mut shared = Shared::new(settings.clone());
+pub fn read_group(group: &Group, held: &Held, dest: &mut dyn Destination, settings: &Settings) -> io::Result<()> {
+    let mut shared = Shared::new(settings.clone(), held.in_memory(group));
     let mut gate = settings.filter().map(Gate::new);
     let redactor = settings.redactor();
     let mut scope = redactor.map(Redactor::scope).unwrap_or_default();
@@ -126,10 +121,11 @@ pub fn read_group(
             continue;
         }
         let given = item.told.then_some(item.reader);
-        let bytes = match preread.take_if(|p| p.item == i) {
-            Some(p) => Ok(Box::new(io::Cursor::new(p.bytes)) as Box<dyn io::BufRead>),
-            None => open(&item.spec),
+        let (bytes, found) = match held.files.iter().find(|f| f.item == i) {
+            Some(f) => (Ok(Box::new(&held.bytes[f.range.clone()]) as Box<dyn io::BufRead>), f.found.clone()),
+            None => (open(&item.spec), None),
         };
+        shared.found_at(found);
         let opened = bytes.and_then(|bytes| choose_reader(item.spec.name(), given, item.forced, bytes));
         let Chosen { bytes, reader, looks_like, first_line, new_kind } = match opened {
             Ok(Some(found)) => found,
@@ -492,10 +488,10 @@ fn read_and_end(
     match builder {
         Some(builder) => {
             let mut building = Building::new(dest, builder.as_mut());
-            read_group(group, None, &mut building, settings)?;
+            read_group(group, &Held::default(), &mut building, settings)?;
             building.end_group()
         }
-        None => read_group(group, None, dest, settings).and_then(|()| dest.end_group()),
+        None => read_group(group, &Held::default(), dest, settings).and_then(|()| dest.end_group()),
     }
 }
 

@@ -13,7 +13,7 @@ use super::parse::{Parsed, Response, Sidechain, SummaryTitle, meta, uuid_bits};
 use super::paths;
 use super::usage::usage;
 use crate::model::{Event, Json, Meta, MetaType, Payload, Role, USAGE_SLOT};
-use crate::read::{Emitter, LineMapper};
+use crate::read::{Emitter, InMemory, LineMapper};
 
 /// What the Claude reader remembers across the files of one run.
 #[derive(Debug, Default)]
@@ -36,6 +36,8 @@ pub struct Mapper<'s> {
     /// The subagent file's spawning call, looked up once the session id is known.
     file_parent_call: Option<Option<String>>,
     run: &'s mut RunState,
+    /// The files of the group in memory, where a parent session file is looked for first.
+    in_memory: InMemory,
     /// Uuids of this file's records: `summary` leaves are looked up here, and they join
     /// `run.seen` when the file ends.
     uuids: HashSet<u128>,
@@ -52,13 +54,15 @@ pub struct Mapper<'s> {
 }
 
 impl<'s> Mapper<'s> {
-    /// A mapper for the file named `name`, remembering across files in `run`.
-    pub fn new(name: &str, run: &'s mut RunState) -> Self {
+    /// A mapper for the file named `name`, remembering across files in `run`, with the files
+    /// of its group `in_memory` holds.
+    pub fn new(name: &str, run: &'s mut RunState, in_memory: InMemory) -> Self {
         Mapper {
             path: name.to_owned(),
             file_agent: paths::subagent_id(name).map(str::to_owned),
             file_parent_call: None,
             run,
+            in_memory,
             uuids: HashSet::new(),
             responses: Vec::new(),
             response_index: HashMap::new(),
@@ -86,9 +90,13 @@ impl<'s> Mapper<'s> {
             let path = Path::new(&self.path);
             let agent = self.file_agent.as_deref().unwrap_or_default();
             let spawns = &mut self.run.spawns;
+            let in_memory = &self.in_memory;
             let call = paths::sidecar_call(path).or_else(|| {
                 let parent = paths::parent_session_file(path, session_id)?;
-                let calls = spawns.entry(parent).or_insert_with_key(|parent| paths::spawning_calls(parent));
+                let calls = spawns.entry(parent).or_insert_with_key(|parent| match in_memory.get(parent) {
+                    Some(bytes) => paths::spawning_calls_in(bytes),
+                    None => paths::spawning_calls(parent),
+                });
                 calls.get(agent).cloned().flatten()
             });
             self.file_parent_call = Some(call);

@@ -48,10 +48,18 @@ impl Reader for Claude {
         // Every Claude Code record has a string `type` and at least one of these keys; Codex
         // records never carry them.
         const KEYS: [&str; 6] = ["sessionId", "uuid", "parentUuid", "leafUuid", "messageId", "snapshot"];
-        // Qwen Code's records have the same envelope around Gemini content.
-        let records = head.records.iter().any(|record| {
-            record.get("type").is_some_and(serde_json::Value::is_string) && KEYS.iter().any(|k| record.get(k).is_some())
+        // The records are parsed only when the text names a key, quoted (a file of another
+        // agent's is told without): a key unless written with escapes, which no agent does.
+        static NAMED: std::sync::LazyLock<crate::read::literals::Literals> = std::sync::LazyLock::new(|| {
+            let quoted = KEYS.map(|k| format!("\"{k}\""));
+            crate::read::literals::Literals::new(&quoted.each_ref().map(String::as_str))
         });
+        // Qwen Code's records have the same envelope around Gemini content.
+        let records = NAMED.is_match(head.text.as_bytes())
+            && head.records.iter().any(|record| {
+                record.get("type").is_some_and(serde_json::Value::is_string)
+                    && KEYS.iter().any(|k| record.get(k).is_some())
+            });
         records && !crate::read::qwen::sniffs(head) || side::sniff(head.name, head.records, head.text)
     }
 
@@ -102,8 +110,9 @@ impl Reader for Claude {
         if kind != FileKind::Session {
             return side::read(kind, name, bytes, &settings, out);
         }
+        let in_memory = shared.in_memory().clone();
         let run = shared.slot::<map::RunState>(self.name());
-        let mut mapper = map::Mapper::new(name, run);
+        let mut mapper = map::Mapper::new(name, run, in_memory);
         read_lines(
             Agent::ClaudeCode,
             name,

@@ -76,8 +76,6 @@ pub fn parent_session_file(path: &Path, session_id: &str) -> Option<PathBuf> {
 /// Task or Agent result) in the session file at `path`, by agent id; the first result naming
 /// an agent counts (`None` when that record has no message).
 pub fn spawning_calls(path: &Path) -> HashMap<String, Option<String>> {
-    static AGENT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("\"agentId\""));
     let mut calls = HashMap::new();
     let Ok(mut file) = File::open(path) else { return calls };
     // Read in large pieces, and only the lines naming an agent looked at: few lines do.
@@ -88,19 +86,33 @@ pub fn spawning_calls(path: &Path) -> HashMap<String, Option<String>> {
         // Whole lines only, but for the last one of the file.
         let whole =
             if read == 0 { buf.len() } else { memchr::memrchr(b'\n', &buf[before..]).map_or(0, |i| before + i + 1) };
-        let mut done = 0;
-        for at in AGENT.find_iter(&buf[..whole]) {
-            if at < done {
-                continue;
-            }
-            let start = memchr::memrchr(b'\n', &buf[..at]).map_or(0, |i| i + 1);
-            done = memchr::memchr(b'\n', &buf[at..whole]).map_or(whole, |i| at + i + 1);
-            spawning_call(&buf[start..done], &mut calls);
-        }
+        note_spawning_calls(&buf[..whole], &mut calls);
         buf.drain(..whole);
         if read == 0 {
             return calls;
         }
+    }
+}
+
+/// [`spawning_calls`] of a session file in memory.
+pub fn spawning_calls_in(bytes: &[u8]) -> HashMap<String, Option<String>> {
+    let mut calls = HashMap::new();
+    note_spawning_calls(bytes, &mut calls);
+    calls
+}
+
+/// Notes the spawning calls of whole lines.
+fn note_spawning_calls(lines: &[u8], calls: &mut HashMap<String, Option<String>>) {
+    static AGENT: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new("\"agentId\""));
+    let mut done = 0;
+    for at in AGENT.find_iter(lines) {
+        if at < done {
+            continue;
+        }
+        let start = memchr::memrchr(b'\n', &lines[..at]).map_or(0, |i| i + 1);
+        done = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |i| at + i + 1);
+        spawning_call(&lines[start..done], calls);
     }
 }
 

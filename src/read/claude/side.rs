@@ -81,7 +81,7 @@ pub fn accepts(path: &Path) -> bool {
 }
 
 /// Whether the start of a file, named `name`, is a Claude Code side file.
-pub fn sniff(name: &str, records: &[Value], text: &str) -> bool {
+pub fn sniff(name: &str, records: &crate::read::Records<'_>, text: &str) -> bool {
     let path = Path::new(name);
     let first = records.first();
     let has = |key: &str| first.is_some_and(|r| r.get(key).is_some());

@@ -43,7 +43,7 @@ fn of_record(record: &Map<String, Value>) -> Option<FileKind> {
 }
 
 /// Whether the start of a file is a Codex side file.
-pub fn sniff(records: &[Value]) -> bool {
+pub fn sniff(records: &crate::read::Records<'_>) -> bool {
     records.first().and_then(Value::as_object).and_then(of_record).is_some()
 }
 

@@ -81,15 +81,22 @@ impl Reader for Qwen {
 /// role) or a `systemPayload`. Claude Code's reader asks this too, since the envelope alone
 /// would be its own.
 pub(crate) fn sniffs(head: &Head<'_>) -> bool {
-    head.records.iter().any(|record| {
-        let envelope = record.get("uuid").is_some()
-            && record.get("sessionId").is_some()
-            && record.get("type").is_some_and(serde_json::Value::is_string);
-        let message = record.get("message");
-        let gemini_content = message.and_then(|m| m.get("parts")).is_some_and(serde_json::Value::is_array)
-            || message.and_then(|m| m.get("role")).and_then(serde_json::Value::as_str) == Some("model");
-        envelope && (gemini_content || record.get("systemPayload").is_some_and(serde_json::Value::is_object))
-    })
+    // The records are parsed only when the text may hold Gemini content: the keys quoted, or
+    // `"model"` as a value (after a colon), as no agent writes them with escapes.
+    static KEYS: std::sync::LazyLock<crate::read::literals::Literals> =
+        std::sync::LazyLock::new(|| crate::read::literals::Literals::new(&["\"parts\"", "\"systemPayload\""]));
+    let text = head.text.as_bytes();
+    let model = memchr::memmem::find_iter(text, b"\"model\"").any(|at| text[..at].trim_ascii_end().ends_with(b":"));
+    (model || KEYS.is_match(text))
+        && head.records.iter().any(|record| {
+            let envelope = record.get("uuid").is_some()
+                && record.get("sessionId").is_some()
+                && record.get("type").is_some_and(serde_json::Value::is_string);
+            let message = record.get("message");
+            let gemini_content = message.and_then(|m| m.get("parts")).is_some_and(serde_json::Value::is_array)
+                || message.and_then(|m| m.get("role")).and_then(serde_json::Value::as_str) == Some("model");
+            envelope && (gemini_content || record.get("systemPayload").is_some_and(serde_json::Value::is_object))
+        })
 }
 
 /// Whether a file lies where Qwen Code keeps transcripts: in a `chats` folder (a session) or

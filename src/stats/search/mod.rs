@@ -24,7 +24,7 @@ mod results;
 mod scan;
 
 pub use results::{HITS_PER_SESSION, Hit, Results, SessionHits};
-pub use scan::{Scan, Seen};
+pub use scan::Scan;
 
 /// What part of a session an event's text is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

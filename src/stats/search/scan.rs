@@ -3,6 +3,7 @@
 use std::io::Read as _;
 
 use super::Query;
+use crate::pipeline::{Held, HeldFile};
 
 /// A look through raw bytes for a query's literals ([`Query::scan`]).
 pub struct Scan<'q> {
@@ -55,24 +56,53 @@ impl<'q> Scan<'q> {
         self.left == 0
     }
 
-    /// Looks through the file at `path`, and says whether every literal has been seen.
+    /// Looks through the file at `path`, the group's item `item`: held whole in `held` when it
+    /// fits in what [`HELD_BYTES`] leaves, with every place of every literal in it, else
+    /// streamed.
     ///
     /// # Errors
-    /// When reading fails.
-    pub fn read_file(&mut self, path: &std::path::Path) -> std::io::Result<Seen> {
-        thread_local! {
-            /// A buffer per thread, kept from one file to the next while they lack the words.
-            static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-        }
+    /// When reading fails; nothing of the file is held then.
+    pub fn read_file(&mut self, path: &std::path::Path, item: usize, held: &mut Held) -> std::io::Result<()> {
         let mut file = std::fs::File::open(path)?;
-        if file.metadata()?.len() > READ_WHOLE_BYTES {
-            return Ok(if self.read(file)? { Seen::All(None) } else { Seen::NotAll });
+        let bytes = std::sync::Arc::make_mut(&mut held.bytes);
+        let start = bytes.len();
+        if start as u64 + file.metadata()?.len() > HELD_BYTES {
+            return self.read(file).map(|_| ());
         }
-        BUFFER.with_borrow_mut(|buf| {
-            buf.clear();
-            file.read_to_end(buf)?;
-            Ok(if self.feed(buf) { Seen::All(Some(std::mem::take(buf))) } else { Seen::NotAll })
-        })
+        if let Err(e) = file.read_to_end(bytes) {
+            bytes.truncate(start);
+            return Err(e);
+        }
+        let found = self.places(&bytes[start..]);
+        held.files.push(HeldFile { item, range: start..bytes.len(), found: found.map(Into::into) });
+        Ok(())
+    }
+
+    /// Whether every literal has been seen (always, for a query without literals).
+    pub fn saw_all(&self) -> bool {
+        self.left == 0 || self.query.prefilter.is_none()
+    }
+
+    /// Every place where a literal starts as a whole word in a whole file, in order, marking the
+    /// literals seen; `None` for a query without literals.
+    fn places(&mut self, bytes: &[u8]) -> Option<Vec<u64>> {
+        let prefilter = self.query.prefilter.as_ref()?;
+        let mut found = Vec::new();
+        for (i, literal) in prefilter.iter().enumerate() {
+            let before = found.len();
+            let mut at = 0;
+            while let Some(start) = first(literal, bytes, at) {
+                found.push(start as u64);
+                at = start + 1;
+            }
+            if found.len() > before && !self.seen[i] {
+                self.seen[i] = true;
+                self.left -= 1;
+            }
+        }
+        found.sort_unstable();
+        found.dedup();
+        Some(found)
     }
 
     /// Looks through everything `reader` gives; true once every literal has been seen.
@@ -92,17 +122,9 @@ impl<'q> Scan<'q> {
     }
 }
 
-/// What a look through a file found ([`Scan::read_file`]).
-pub enum Seen {
-    /// A literal is still unseen.
-    NotAll,
-    /// Every literal has been seen, with the file's bytes when it was read whole (up to
-    /// [`READ_WHOLE_BYTES`]), to be read from memory.
-    All(Option<Vec<u8>>),
-}
-
-/// Files up to this size are read whole by a look, and handed on to be read from memory.
-const READ_WHOLE_BYTES: u64 = 64 << 20;
+/// The most bytes a look holds of a group's files, which are then read from memory; the files
+/// beyond are looked through as they stream, and opened again to be read.
+const HELD_BYTES: u64 = 64 << 20;
 
 /// Whether raw bytes hold any of `literals` as a whole word ([`holds`]).
 pub(super) fn holds_any(literals: &[regex::bytes::Regex], bytes: &[u8]) -> bool {
@@ -112,6 +134,17 @@ pub(super) fn holds_any(literals: &[regex::bytes::Regex], bytes: &[u8]) -> bool 
 /// Whether raw bytes hold `literal` as a whole word ([`whole_word`]).
 pub(super) fn holds(literal: &regex::bytes::Regex, bytes: &[u8]) -> bool {
     literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end()))
+}
+
+/// Where `literal` first starts as a whole word in `bytes` at or after `from`.
+fn first(literal: &regex::bytes::Regex, bytes: &[u8], mut from: usize) -> Option<usize> {
+    while let Some(m) = literal.find_at(bytes, from) {
+        if whole_word(bytes, m.start(), m.end()) {
+            return Some(m.start());
+        }
+        from = m.start() + 1;
+    }
+    None
 }
 
 /// Whether `bytes[start..end]`, raw JSON or text, may be a whole word of the text it holds: the
@@ -158,6 +191,24 @@ ROLLBACK.""#,
         ] {
             assert!(q.may_match(raw.as_bytes()), "{raw}");
         }
+    }
+
+    #[test]
+    fn a_file_read_whole_gives_every_place_of_every_word() {
+        let q = Query::parse("beta alpha", false).unwrap();
+        let text = b"{\"a\":\"alpha\"}\n{\"b\":\"alphabet\"}\n{\"c\":\"Beta\\nalpha\"}\n";
+        let mut scan = q.scan();
+        let found = scan.places(text).unwrap();
+        let places: Vec<&[u8]> = found.iter().map(|&at| &text[at as usize..at as usize + 4]).collect();
+        assert_eq!(places, [&b"alph"[..], b"Beta", b"alph"]);
+        assert_eq!(found[0], 6);
+        assert!(scan.saw_all());
+        // A file lacking a word, and then one with it.
+        let mut scan = q.scan();
+        assert_eq!(scan.places(b"alpha only").unwrap(), [0]);
+        assert!(!scan.saw_all());
+        assert_eq!(scan.places(b"beta, no other").unwrap(), [0]);
+        assert!(scan.saw_all());
     }
 
     #[test]
