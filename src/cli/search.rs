@@ -46,13 +46,19 @@ pub fn run(args: &SearchArgs, reporter: &Reporter) -> Exit {
     // OpenHands' events) or from databases, where a value may be split across pages. Standard
     // input and a file that cannot be opened here are read. The files the look held (up to
     // 64 MiB of a group) are read from memory, not opened again, with every place of the words
-    // in them: their lines are not looked through again.
+    // in them: their lines are not looked through again. Once the words are seen and a file
+    // does not fit, the look stops: the rest is read once, by the readers.
     let look = |group: &crate::pipeline::Group, held: &mut Held| {
         let mut scan = query.scan();
         for (i, item) in group.items.iter().enumerate() {
             let crate::pipeline::InputSpec::File(name) = &item.spec else { return Look::Read };
-            if !self_contained(item.reader) || !is_text(name) || scan.read_file(Path::new(name), i, held).is_err() {
+            if !self_contained(item.reader) || !is_text(name) {
                 return Look::Read;
+            }
+            match scan.read_file(Path::new(name), i, held) {
+                Ok(true) => {}
+                Ok(false) if !scan.saw_all() => {}
+                Ok(false) | Err(_) => return Look::Read,
             }
         }
         if scan.saw_all() { Look::Read } else { Look::Skip }

@@ -57,17 +57,17 @@ impl<'q> Scan<'q> {
     }
 
     /// Looks through the file at `path`, the group's item `item`: held whole in `held` when it
-    /// fits in what [`HELD_BYTES`] leaves, with every place of every literal in it, else
-    /// streamed.
+    /// fits in what [`HELD_BYTES`] leaves, with every place of every literal in it (true), else
+    /// streamed until every literal has been seen (false).
     ///
     /// # Errors
     /// When reading fails; nothing of the file is held then.
-    pub fn read_file(&mut self, path: &std::path::Path, item: usize, held: &mut Held) -> std::io::Result<()> {
+    pub fn read_file(&mut self, path: &std::path::Path, item: usize, held: &mut Held) -> std::io::Result<bool> {
         let mut file = std::fs::File::open(path)?;
         let bytes = std::sync::Arc::make_mut(&mut held.bytes);
         let start = bytes.len();
         if start as u64 + file.metadata()?.len() > HELD_BYTES {
-            return self.read(file).map(|_| ());
+            return self.read(file).map(|_| false);
         }
         if let Err(e) = file.read_to_end(bytes) {
             bytes.truncate(start);
@@ -75,7 +75,7 @@ impl<'q> Scan<'q> {
         }
         let found = self.places(&bytes[start..]);
         held.files.push(HeldFile { item, range: start..bytes.len(), found: found.map(Into::into) });
-        Ok(())
+        Ok(true)
     }
 
     /// Whether every literal has been seen (always, for a query without literals).
