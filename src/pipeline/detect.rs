@@ -48,46 +48,44 @@ pub fn choose_reader<'a>(
         return Ok(Some(Chosen { bytes, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     }
     let mut head = Vec::new();
-    let mut ends = Vec::new();
-    let mut first_line = None;
     for _ in 0..SNIFF_LINES {
-        let start = head.len();
         // The lines looked at are held in memory: at most SNIFF_BYTES of them, however long.
         let room = SNIFF_BYTES.saturating_sub(head.len() as u64);
         if room == 0 || (&mut bytes).take(room).read_until(b'\n', &mut head)? == 0 {
             break;
         }
-        ends.push(start..head.len());
-        if first_line.is_some() {
-            continue;
-        }
-        let line = lossy(&head[start..]);
-        let line = line.trim().trim_start_matches('\u{feff}');
-        if !line.is_empty() {
+    }
+    let told = {
+        // Checked as UTF-8 once; a line of the text is a line of the bytes, as a newline is never
+        // part of a sequence replaced.
+        let text = lossy(&head);
+        let lines = || text.split_inclusive('\n');
+        let first = lines().map(|line| line.trim().trim_start_matches('\u{feff}')).find(|line| !line.is_empty());
+        first.map(|line| {
             let mut prefix = FIRST_LINE_BYTES.min(line.len());
             while !line.is_char_boundary(prefix) {
                 prefix -= 1;
             }
-            first_line = Some(line[..prefix].to_owned());
-        }
-    }
-    let Some(first_line) = first_line else {
+            let first_line = line[..prefix].to_owned();
+            // Each line is parsed when a reader asks for its record: most formats are told by the
+            // first.
+            let records = read::Records::new(lines().map(Into::into).collect());
+            let looks_like = read::sniff(&read::Head { name, records: &records, first_line: &first_line, text: &text });
+            // A file in an agent's own places is that agent's, even when its first lines are new.
+            let by_place = if given.is_none() && looks_like.is_none() { read::owner(name) } else { None };
+            let new_kind = by_place.map(|_| {
+                let kind = records.first().and_then(|r| r.get("type")).and_then(serde_json::Value::as_str);
+                kind.unwrap_or("a record without a type").to_owned()
+            });
+            (first_line, looks_like, by_place, new_kind)
+        })
+    };
+    let rest: Box<dyn BufRead + 'a> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
+    let Some((first_line, looks_like, by_place, new_kind)) = told else {
         // An empty input: any reader turns it into no events.
-        let rest: Box<dyn BufRead + 'a> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
         let reader = given.unwrap_or(read::READERS[0]);
         return Ok(Some(Chosen { bytes: rest, reader, looks_like: None, first_line: String::new(), new_kind: None }));
     };
-    // Each line is parsed when a reader asks for its record: most formats are told by the first.
-    let records = read::Records::new(ends.iter().map(|range| lossy(&head[range.clone()])).collect());
-    let looks_like = read::sniff(&read::Head { name, records: &records, first_line: &first_line, text: &lossy(&head) });
-    // A file in an agent's own places is that agent's, even when its first lines are new.
-    let by_place = if given.is_none() && looks_like.is_none() { read::owner(name) } else { None };
-    let new_kind = by_place.map(|_| {
-        let kind = records.first().and_then(|r| r.get("type")).and_then(serde_json::Value::as_str);
-        kind.unwrap_or("a record without a type").to_owned()
-    });
-    drop(records);
-    let rest: Box<dyn BufRead + 'a> = Box::new(BufReader::new(Cursor::new(head).chain(bytes)));
     Ok(given.or(looks_like).or(by_place).map(|reader| Chosen { bytes: rest, reader, looks_like, first_line, new_kind }))
 }
 

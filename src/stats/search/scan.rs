@@ -133,7 +133,7 @@ pub(super) fn holds_any(literals: &[regex::bytes::Regex], bytes: &[u8]) -> bool 
 
 /// Whether raw bytes hold `literal` as a whole word ([`whole_word`]).
 pub(super) fn holds(literal: &regex::bytes::Regex, bytes: &[u8]) -> bool {
-    literal.find_iter(bytes).any(|m| whole_word(bytes, m.start(), m.end()))
+    first(literal, bytes, 0).is_some()
 }
 
 /// Where `literal` first starts as a whole word in `bytes` at or after `from`.
